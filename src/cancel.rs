@@ -1,0 +1,229 @@
+//! Cancellation flags and the table of in-flight requests.
+//!
+//! The table decides who writes last (DESIGN.md, "who writes last"):
+//! finishing a request and cancelling it both remove its entry under the
+//! table's lock, and only the one that removed it acts. So a response is
+//! never written after a cancel won, and a late or repeated cancel is a
+//! silent no-op (CAN-1, CAN-2, CAN-3).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::jsonrpc::RequestId;
+use crate::transport::Sink;
+
+/// A flag that says a request was cancelled; cheap to clone and to poll.
+///
+/// Set by `notifications/cancelled`, end of input, HTTP session `DELETE`
+/// and server shutdown. Handlers poll it through
+/// [`RequestContext::is_cancelled`](crate::RequestContext::is_cancelled).
+#[derive(Clone, Default)]
+pub struct CancellationFlag(Arc<FlagInner>);
+
+#[derive(Default)]
+struct FlagInner {
+    cancelled: AtomicBool,
+    reason: Mutex<Option<String>>,
+}
+
+impl CancellationFlag {
+    /// A flag that is not set.
+    pub fn new() -> CancellationFlag {
+        CancellationFlag::default()
+    }
+
+    /// Sets the flag; the first reason given is kept.
+    pub fn cancel(&self, reason: Option<String>) {
+        if !self.0.cancelled.swap(true, Ordering::AcqRel) {
+            *self.0.reason.lock() = reason;
+        }
+    }
+
+    /// `true` once cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::Acquire)
+    }
+
+    /// The reason given with the cancel, if any.
+    pub fn reason(&self) -> Option<String> {
+        self.0.reason.lock().clone()
+    }
+}
+
+impl std::fmt::Debug for CancellationFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancellationFlag")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+/// One request that is being handled.
+pub(crate) struct InFlight {
+    pub(crate) flag: CancellationFlag,
+    /// Ids of our requests to the client that this request waits on.
+    pub(crate) nested: Vec<RequestId>,
+    /// Where messages related to this request go.
+    pub(crate) sink: Arc<dyn Sink>,
+}
+
+/// Why a request could not be entered in the table.
+#[derive(Debug, PartialEq)]
+pub(crate) enum BeginError {
+    /// A request with this id is still running (BASE-2).
+    Duplicate,
+    /// The table is at its limit.
+    Full,
+}
+
+/// The in-flight requests of one session, keyed by request id.
+pub(crate) struct InFlightTable {
+    map: Mutex<HashMap<RequestId, InFlight>>,
+    limit: usize,
+}
+
+impl InFlightTable {
+    pub(crate) fn new(limit: usize) -> InFlightTable {
+        InFlightTable {
+            map: Mutex::new(HashMap::new()),
+            limit,
+        }
+    }
+
+    /// Enters a request; returns its cancellation flag.
+    pub(crate) fn begin(
+        &self,
+        id: &RequestId,
+        sink: Arc<dyn Sink>,
+    ) -> Result<CancellationFlag, BeginError> {
+        let mut map = self.map.lock();
+        if map.contains_key(id) {
+            return Err(BeginError::Duplicate);
+        }
+        if map.len() >= self.limit {
+            return Err(BeginError::Full);
+        }
+        let flag = CancellationFlag::new();
+        map.insert(
+            id.clone(),
+            InFlight {
+                flag: flag.clone(),
+                nested: Vec::new(),
+                sink,
+            },
+        );
+        Ok(flag)
+    }
+
+    /// Takes the entry to write its response; `None` if a cancel won.
+    pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
+        self.map.lock().remove(id)
+    }
+
+    /// Takes the entry and sets its flag; `None` for unknown or finished ids.
+    pub(crate) fn cancel(&self, id: &RequestId, reason: Option<String>) -> Option<InFlight> {
+        let entry = self.map.lock().remove(id)?;
+        entry.flag.cancel(reason);
+        Some(entry)
+    }
+
+    /// Takes and cancels every entry (end of input, shutdown).
+    pub(crate) fn cancel_all(&self, reason: &str) -> Vec<InFlight> {
+        let entries: Vec<InFlight> = self.map.lock().drain().map(|(_, e)| e).collect();
+        for entry in &entries {
+            entry.flag.cancel(Some(reason.to_string()));
+        }
+        entries
+    }
+
+    /// Records that request `id` waits on our request `nested`; `false` if
+    /// `id` is no longer in flight (it was cancelled).
+    pub(crate) fn add_nested(&self, id: &RequestId, nested: RequestId) -> bool {
+        match self.map.lock().get_mut(id) {
+            Some(entry) => {
+                entry.nested.push(nested);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets a nested request that got its answer.
+    pub(crate) fn remove_nested(&self, id: &RequestId, nested: &RequestId) {
+        if let Some(entry) = self.map.lock().get_mut(id) {
+            entry.nested.retain(|n| n != nested);
+        }
+    }
+
+    /// How many requests are in flight.
+    pub(crate) fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::Message;
+
+    struct NullSink;
+    impl Sink for NullSink {
+        fn send(&self, _: Message) -> bool {
+            true
+        }
+    }
+
+    fn sink() -> Arc<dyn Sink> {
+        Arc::new(NullSink)
+    }
+
+    // CAN-3: whichever of response and cancel comes first wins.
+    #[test]
+    fn response_and_cancel_race_has_one_winner() {
+        let table = InFlightTable::new(8);
+        let id = RequestId::Number(1);
+        let flag = table.begin(&id, sink()).unwrap();
+        assert!(table.cancel(&id, Some("user".into())).is_some());
+        assert!(flag.is_cancelled());
+        assert_eq!(flag.reason().as_deref(), Some("user"));
+        assert!(table.finish(&id).is_none(), "the response must lose");
+
+        let id = RequestId::Number(2);
+        let flag = table.begin(&id, sink()).unwrap();
+        assert!(table.finish(&id).is_some());
+        assert!(
+            table.cancel(&id, None).is_none(),
+            "a late cancel is ignored"
+        );
+        assert!(!flag.is_cancelled());
+    }
+
+    // BASE-2: an id still in flight cannot be reused.
+    #[test]
+    fn duplicate_and_full() {
+        let table = InFlightTable::new(1);
+        table.begin(&RequestId::Number(1), sink()).unwrap();
+        assert_eq!(
+            table.begin(&RequestId::Number(1), sink()).unwrap_err(),
+            BeginError::Duplicate
+        );
+        assert_eq!(
+            table.begin(&RequestId::Number(2), sink()).unwrap_err(),
+            BeginError::Full
+        );
+    }
+
+    #[test]
+    fn nested_ids_follow_their_parent() {
+        let table = InFlightTable::new(8);
+        let id = RequestId::from("a");
+        table.begin(&id, sink()).unwrap();
+        assert!(table.add_nested(&id, RequestId::Number(10)));
+        let entry = table.cancel(&id, None).unwrap();
+        assert_eq!(entry.nested, vec![RequestId::Number(10)]);
+        assert!(!table.add_nested(&id, RequestId::Number(11)));
+    }
+}

@@ -1,0 +1,245 @@
+//! The crate's one error type.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::jsonrpc::{ErrorCode, ErrorObject};
+use crate::protocol::ElicitRequestUrlParams;
+
+/// An error from tiny-mcp, or one a handler returns.
+///
+/// Handlers return `Result<T, Error>` and use `?`. How a handler's error
+/// reaches the client depends on its [`ErrorKind`] and on the method (see
+/// [`ErrorKind`]).
+pub struct Error(Box<ErrorKind>);
+
+/// What went wrong.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading or writing a stream failed.
+    Io(io::Error),
+    /// A value did not have the expected JSON shape.
+    Json(serde_json::Error),
+    /// The request's arguments are wrong. For `tools/call` this becomes a
+    /// result with `isError: true`; elsewhere JSON-RPC `-32602`.
+    InvalidParams(String),
+    /// The request was cancelled (by `notifications/cancelled`, end of input,
+    /// or shutdown). Its response is not sent.
+    Cancelled {
+        /// The reason the client gave, if any.
+        reason: Option<String>,
+    },
+    /// A request to the client got no answer in time.
+    Timeout {
+        /// The method of the request, e.g. `sampling/createMessage`.
+        method: String,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The client did not declare the capability a call needs, e.g.
+    /// `sampling` or `elicitation.url`.
+    CapabilityMissing {
+        /// The capability, written as a dotted path (`elicitation.form`).
+        capability: String,
+    },
+    /// The client answered a request of ours with a JSON-RPC error.
+    Client(ErrorObject),
+    /// A handler wants exactly this JSON-RPC error sent as the response.
+    Rpc(ErrorObject),
+    /// The request needs URL-mode elicitations first: sent as `-32042` with
+    /// `data.elicitations` (2025-11-25).
+    UrlElicitationRequired(Vec<ElicitRequestUrlParams>),
+    /// `resources/read` of a URI the handler does not know (`-32002`).
+    ResourceNotFound(String),
+    /// The connection or transport is gone.
+    Closed,
+    /// A failure described by a message. For `tools/call` it becomes a
+    /// result with `isError: true`; elsewhere `-32603`.
+    Message(String),
+}
+
+impl Error {
+    /// Makes an error of the given kind.
+    pub fn new(kind: ErrorKind) -> Error {
+        Error(Box::new(kind))
+    }
+
+    /// A handler failure described by `message`.
+    pub fn msg(message: impl fmt::Display) -> Error {
+        Error::new(ErrorKind::Message(message.to_string()))
+    }
+
+    /// Wrong arguments or params.
+    pub fn invalid_params(message: impl fmt::Display) -> Error {
+        Error::new(ErrorKind::InvalidParams(message.to_string()))
+    }
+
+    /// A request to send as exactly this JSON-RPC error.
+    pub fn rpc(error: ErrorObject) -> Error {
+        Error::new(ErrorKind::Rpc(error))
+    }
+
+    /// `resources/read` of an unknown URI.
+    pub fn resource_not_found(uri: impl Into<String>) -> Error {
+        Error::new(ErrorKind::ResourceNotFound(uri.into()))
+    }
+
+    /// The `-32042` error: these URL-mode elicitations must be completed first.
+    pub fn url_elicitation_required(elicitations: Vec<ElicitRequestUrlParams>) -> Error {
+        Error::new(ErrorKind::UrlElicitationRequired(elicitations))
+    }
+
+    /// A cancelled request.
+    pub fn cancelled(reason: Option<String>) -> Error {
+        Error::new(ErrorKind::Cancelled { reason })
+    }
+
+    /// The kind of this error.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// The kind of this error, by value.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+
+    /// `true` for [`ErrorKind::Cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        matches!(*self.0, ErrorKind::Cancelled { .. })
+    }
+
+    /// The JSON-RPC error this becomes when it answers a request that has no
+    /// `isError` result form (everything but `tools/call`).
+    pub fn to_error_object(&self) -> ErrorObject {
+        match &*self.0 {
+            ErrorKind::InvalidParams(m) => ErrorObject::invalid_params(m.clone()),
+            ErrorKind::Rpc(e) => e.clone(),
+            ErrorKind::UrlElicitationRequired(list) => ErrorObject::new(
+                ErrorCode::URL_ELICITATION_REQUIRED,
+                "this request requires more information",
+            )
+            .with_data(serde_json::json!({
+                "elicitations": serde_json::to_value(list).unwrap_or(Value::Null)
+            })),
+            ErrorKind::ResourceNotFound(uri) => {
+                ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "resource not found")
+                    .with_data(serde_json::json!({ "uri": uri }))
+            }
+            ErrorKind::Json(e) => ErrorObject::invalid_params(format!("invalid params: {}", e)),
+            _ => ErrorObject::internal(self.to_string()),
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.0 {
+            ErrorKind::Io(_) => write!(f, "i/o error"),
+            ErrorKind::Json(e) => write!(f, "invalid JSON value: {}", e),
+            ErrorKind::InvalidParams(m) => write!(f, "{}", m),
+            ErrorKind::Cancelled { reason: Some(r) } => write!(f, "request cancelled: {}", r),
+            ErrorKind::Cancelled { reason: None } => write!(f, "request cancelled"),
+            ErrorKind::Timeout { method, after } => {
+                write!(f, "{} got no answer within {:?}", method, after)
+            }
+            ErrorKind::CapabilityMissing { capability } => {
+                write!(
+                    f,
+                    "the client did not declare the {} capability",
+                    capability
+                )
+            }
+            ErrorKind::Client(e) => write!(f, "the client answered with an error: {}", e),
+            ErrorKind::Rpc(e) => write!(f, "{}", e.message),
+            ErrorKind::UrlElicitationRequired(_) => {
+                write!(f, "URL-mode elicitation required")
+            }
+            ErrorKind::ResourceNotFound(uri) => write!(f, "resource not found: {}", uri),
+            ErrorKind::Closed => write!(f, "connection closed"),
+            ErrorKind::Message(m) => write!(f, "{}", m),
+        }
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match &*self.0 {
+            ErrorKind::Io(e) => Some(e),
+            ErrorKind::Json(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error::new(kind)
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::new(ErrorKind::Json(e))
+    }
+}
+
+impl From<ErrorObject> for Error {
+    fn from(e: ErrorObject) -> Self {
+        Error::rpc(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // ELIC-6: -32042 lists the URL elicitations in data.elicitations.
+    #[test]
+    fn url_elicitation_required_shape() {
+        let err = Error::url_elicitation_required(vec![ElicitRequestUrlParams::new(
+            "Sign in",
+            "https://example.com/auth",
+            "e-1",
+        )]);
+        let obj = err.to_error_object();
+        assert_eq!(obj.code, ErrorCode::URL_ELICITATION_REQUIRED);
+        let data = obj.data.unwrap();
+        assert_eq!(data["elicitations"][0]["mode"], "url");
+        assert_eq!(data["elicitations"][0]["elicitationId"], "e-1");
+    }
+
+    // RES-4: an unknown resource is -32002 with data.uri.
+    #[test]
+    fn resource_not_found_shape() {
+        let obj = Error::resource_not_found("test://nope").to_error_object();
+        assert_eq!(obj.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(obj.data.unwrap()["uri"], "test://nope");
+    }
+
+    #[test]
+    fn display_is_short_and_lowercase() {
+        assert_eq!(Error::cancelled(None).to_string(), "request cancelled");
+        assert_eq!(
+            Error::new(ErrorKind::Closed).to_string(),
+            "connection closed"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Spec: server/tools "Tool Result" content blocks and resource contents
+//! (2025-11-25).
+
+use serde::{Deserialize, Serialize};
+
+use crate::jsonrpc::JsonObject;
+
+/// Who a message or a piece of content is for: `"user"` or `"assistant"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The human.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Hints about content: `{"audience"?, "priority"?, "lastModified"?}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// Who should see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (least) to 1 (most).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<f64>,
+    /// ISO 8601 time of the last change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// One block of content in a tool result or a prompt message.
+///
+/// Shape: an object tagged by `type`: `text`, `image`, `audio`,
+/// `resource_link` or `resource`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// `{"type":"text","text"}`
+    Text(TextContent),
+    /// `{"type":"image","data","mimeType"}` with base64 `data`.
+    Image(ImageContent),
+    /// `{"type":"audio","data","mimeType"}` with base64 `data`.
+    Audio(ImageContent),
+    /// `{"type":"resource_link","uri","name",…}`
+    ResourceLink(super::Resource),
+    /// `{"type":"resource","resource":{…}}`
+    Resource(EmbeddedResource),
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> ContentBlock {
+        ContentBlock::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An image block from base64 data and a MIME type.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> ContentBlock {
+        ContentBlock::Image(ImageContent::new(data, mime_type))
+    }
+
+    /// An audio block from base64 data and a MIME type.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> ContentBlock {
+        ContentBlock::Audio(ImageContent::new(data, mime_type))
+    }
+
+    /// An embedded resource block.
+    pub fn resource(contents: ResourceContents) -> ContentBlock {
+        ContentBlock::Resource(EmbeddedResource {
+            resource: contents,
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// A resource link block.
+    pub fn resource_link(resource: super::Resource) -> ContentBlock {
+        ContentBlock::ResourceLink(resource)
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+/// `{"text", "annotations"?, "_meta"?}`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// Image or audio: `{"data", "mimeType", "annotations"?, "_meta"?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    /// Base64-encoded bytes.
+    pub data: String,
+    /// E.g. `image/png` or `audio/wav`.
+    pub mime_type: String,
+    /// Hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl ImageContent {
+    /// Base64 data and its MIME type.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> ImageContent {
+        ImageContent {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+/// `{"resource": TextResourceContents | BlobResourceContents, …}`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    /// The contents.
+    pub resource: ResourceContents,
+    /// Hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// The contents of a resource: text or base64 blob.
+///
+/// Shape: `{"uri", "mimeType"?, "text"}` or `{"uri", "mimeType"?, "blob"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// `TextResourceContents`
+    #[serde(rename_all = "camelCase")]
+    Text {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The text.
+        text: String,
+        /// Metadata.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<JsonObject>,
+    },
+    /// `BlobResourceContents`
+    #[serde(rename_all = "camelCase")]
+    Blob {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Base64-encoded bytes.
+        blob: String,
+        /// Metadata.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<JsonObject>,
+    },
+}
+
+impl ResourceContents {
+    /// Text contents.
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> ResourceContents {
+        ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+            meta: None,
+        }
+    }
+
+    /// Binary contents, `blob` already base64-encoded.
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        blob: impl Into<String>,
+    ) -> ResourceContents {
+        ResourceContents::Blob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: blob.into(),
+            meta: None,
+        }
+    }
+}

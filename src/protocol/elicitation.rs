@@ -1,0 +1,120 @@
+//! Spec: client/elicitation (2025-11-25).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::jsonrpc::JsonObject;
+
+/// Params of `elicitation/create`: form mode or URL mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ElicitRequestParams {
+    /// `{"mode": "url", "message", "url", "elicitationId"}`
+    Url(ElicitRequestUrlParams),
+    /// `{"mode"?: "form", "message", "requestedSchema"}`
+    Form(ElicitRequestFormParams),
+}
+
+/// Form-mode elicitation: `{"mode": "form", "message", "requestedSchema"}`.
+///
+/// `requestedSchema` is `{"type": "object", "properties": {…},
+/// "required"?: […]}` with flat primitive properties. Never ask for secrets
+/// in form mode (ELIC-2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitRequestFormParams {
+    /// `"form"`; omitting it also means form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// What to ask the user.
+    pub message: String,
+    /// The form's schema.
+    pub requested_schema: Value,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl ElicitRequestFormParams {
+    /// A form with a message and a schema.
+    pub fn new(message: impl Into<String>, requested_schema: Value) -> ElicitRequestFormParams {
+        ElicitRequestFormParams {
+            mode: Some("form".into()),
+            message: message.into(),
+            requested_schema,
+            meta: None,
+        }
+    }
+}
+
+/// URL-mode elicitation: `{"mode": "url", "message", "url", "elicitationId"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitRequestUrlParams {
+    /// Always `"url"`.
+    pub mode: String,
+    /// Why the user should open the URL.
+    pub message: String,
+    /// The URL to open (ELIC-3: no credentials in it).
+    pub url: String,
+    /// Opaque id, unique per server, echoed by
+    /// `notifications/elicitation/complete`.
+    pub elicitation_id: String,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+impl ElicitRequestUrlParams {
+    /// A URL elicitation.
+    pub fn new(
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> ElicitRequestUrlParams {
+        ElicitRequestUrlParams {
+            mode: "url".into(),
+            message: message.into(),
+            url: url.into(),
+            elicitation_id: elicitation_id.into(),
+            meta: None,
+        }
+    }
+}
+
+impl From<ElicitRequestFormParams> for ElicitRequestParams {
+    fn from(p: ElicitRequestFormParams) -> Self {
+        ElicitRequestParams::Form(p)
+    }
+}
+
+impl From<ElicitRequestUrlParams> for ElicitRequestParams {
+    fn from(p: ElicitRequestUrlParams) -> Self {
+        ElicitRequestParams::Url(p)
+    }
+}
+
+/// What the user did: `"accept"`, `"decline"` or `"cancel"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// Submitted (or, in URL mode, consented).
+    Accept,
+    /// Said no.
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+/// Result of `elicitation/create`: `{"action", "content"?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElicitResult {
+    /// What the user did.
+    pub action: ElicitAction,
+    /// The form's values (form mode, `accept` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<JsonObject>,
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}

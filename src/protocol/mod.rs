@@ -1,0 +1,207 @@
+//! MCP data types for revision 2025-11-25, one file per spec page.
+//!
+//! Names are the `schema.ts` interface names in Rust case; fields are
+//! snake_case in Rust and camelCase on the wire. `_meta` is the field `meta`.
+//! Optional fields are `Option` and skipped when `None`. Types that users
+//! build have a `new` with the required fields and `with_*` for the rest.
+
+mod completion;
+mod content;
+mod elicitation;
+mod lifecycle;
+mod logging;
+mod progress;
+mod prompts;
+mod resources;
+mod roots;
+mod sampling;
+mod tools;
+
+pub use completion::*;
+pub use content::*;
+pub use elicitation::*;
+pub use lifecycle::*;
+pub use logging::*;
+pub use progress::*;
+pub use prompts::*;
+pub use resources::*;
+pub use roots::*;
+pub use sampling::*;
+pub use tools::*;
+
+use serde::{Deserialize, Serialize};
+
+use crate::jsonrpc::JsonObject;
+
+/// Protocol version strings.
+pub mod versions {
+    /// The newest handshake revision, and the one this crate implements.
+    pub const V2025_11_25: &str = "2025-11-25";
+    /// 2025-06-18.
+    pub const V2025_06_18: &str = "2025-06-18";
+    /// 2025-03-26: assumed on HTTP when no version is known (HTTP-20).
+    pub const V2025_03_26: &str = "2025-03-26";
+    /// 2024-11-05, the first revision.
+    pub const V2024_11_05: &str = "2024-11-05";
+    /// The newest version `initialize` negotiates.
+    pub const LATEST: &str = V2025_11_25;
+    /// Every version `initialize` accepts, newest first.
+    pub const SUPPORTED: &[&str] = &[V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05];
+
+    /// `true` if `version` is one of [`SUPPORTED`].
+    pub fn is_supported(version: &str) -> bool {
+        SUPPORTED.contains(&version)
+    }
+}
+
+/// Method names, spelled as the spec spells them.
+pub mod methods {
+    /// `initialize`
+    pub const INITIALIZE: &str = "initialize";
+    /// `ping`
+    pub const PING: &str = "ping";
+    /// `tools/list`
+    pub const TOOLS_LIST: &str = "tools/list";
+    /// `tools/call`
+    pub const TOOLS_CALL: &str = "tools/call";
+    /// `resources/list`
+    pub const RESOURCES_LIST: &str = "resources/list";
+    /// `resources/templates/list`
+    pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+    /// `resources/read`
+    pub const RESOURCES_READ: &str = "resources/read";
+    /// `resources/subscribe`
+    pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+    /// `resources/unsubscribe`
+    pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+    /// `prompts/list`
+    pub const PROMPTS_LIST: &str = "prompts/list";
+    /// `prompts/get`
+    pub const PROMPTS_GET: &str = "prompts/get";
+    /// `completion/complete`
+    pub const COMPLETION_COMPLETE: &str = "completion/complete";
+    /// `logging/setLevel`
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// `sampling/createMessage` (server to client)
+    pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+    /// `elicitation/create` (server to client)
+    pub const ELICITATION_CREATE: &str = "elicitation/create";
+    /// `roots/list` (server to client)
+    pub const ROOTS_LIST: &str = "roots/list";
+}
+
+/// Notification method names.
+pub mod notifications {
+    /// `notifications/initialized`
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// `notifications/cancelled`
+    pub const CANCELLED: &str = "notifications/cancelled";
+    /// `notifications/progress`
+    pub const PROGRESS: &str = "notifications/progress";
+    /// `notifications/message`
+    pub const MESSAGE: &str = "notifications/message";
+    /// `notifications/tools/list_changed`
+    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    /// `notifications/prompts/list_changed`
+    pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+    /// `notifications/resources/list_changed`
+    pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+    /// `notifications/resources/updated`
+    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+    /// `notifications/roots/list_changed`
+    pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+    /// `notifications/elicitation/complete`
+    pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+}
+
+/// The name and version of a client or server.
+///
+/// Shape: `{"name", "version", "title"?, "description"?, "icons"?, "websiteUrl"?}`.
+///
+/// Spec: basic/lifecycle (2025-11-25).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icons for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Home page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+}
+
+impl Implementation {
+    /// An implementation with a name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Implementation {
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            icons: None,
+            website_url: None,
+        }
+    }
+}
+
+/// An icon: `{"src", "mimeType"?, "sizes"?, "theme"?}`.
+///
+/// `src` is an `https:` or `data:` URI; `sizes` such as `"48x48"` or `"any"`;
+/// `theme` is `"light"` or `"dark"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// The image URI.
+    pub src: String,
+    /// The MIME type, e.g. `image/png`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes the icon fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// `light` or `dark`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+impl Icon {
+    /// An icon from a URI.
+    pub fn new(src: impl Into<String>) -> Icon {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: None,
+            theme: None,
+        }
+    }
+}
+
+/// Params of a paginated list request: `{"cursor"?}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedRequestParams {
+    /// The opaque cursor from the previous page's `nextCursor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Request metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}
+
+/// An empty result, `{}` (e.g. for `ping` and `logging/setLevel`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EmptyResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+}

@@ -1,0 +1,159 @@
+//! What a server offers: tools, resources, templates, prompts, in the order
+//! they were added (TOOL-8: deterministic listing).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::handler::{PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
+use super::uri_template::UriTemplate;
+use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
+
+/// Variables of a URI that matched a resource template, by name.
+pub type TemplateVariables = BTreeMap<String, String>;
+
+/// URIs longer than this are not matched against templates.
+const MAX_TEMPLATE_URI_BYTES: usize = 8 * 1024;
+
+pub(crate) struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+}
+
+pub(crate) struct ResourceEntry {
+    pub(crate) resource: Resource,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+}
+
+pub(crate) struct TemplateEntry {
+    pub(crate) template: ResourceTemplate,
+    matcher: UriTemplate,
+    pub(crate) handler: Arc<dyn ResourceTemplateHandler>,
+}
+
+pub(crate) struct PromptEntry {
+    pub(crate) prompt: Prompt,
+    pub(crate) handler: Arc<dyn PromptHandler>,
+}
+
+/// A list kept in insertion order; lookups by key are linear scans over
+/// `Arc`s, replaced by an index only if servers grow large.
+#[derive(Default)]
+pub(crate) struct Registry {
+    pub(crate) tools: Vec<Arc<ToolEntry>>,
+    pub(crate) resources: Vec<Arc<ResourceEntry>>,
+    pub(crate) templates: Vec<Arc<TemplateEntry>>,
+    pub(crate) prompts: Vec<Arc<PromptEntry>>,
+}
+
+fn upsert<T>(list: &mut Vec<Arc<T>>, entry: T, same: impl Fn(&T) -> bool) {
+    match list.iter().position(|e| same(e)) {
+        Some(i) => list[i] = Arc::new(entry),
+        None => list.push(Arc::new(entry)),
+    }
+}
+
+fn remove<T>(list: &mut Vec<Arc<T>>, same: impl Fn(&T) -> bool) -> bool {
+    let before = list.len();
+    list.retain(|e| !same(e));
+    list.len() != before
+}
+
+impl Registry {
+    pub(crate) fn insert_tool(&mut self, tool: Tool, handler: Arc<dyn ToolHandler>) {
+        let name = tool.name.clone();
+        upsert(&mut self.tools, ToolEntry { tool, handler }, |e| {
+            e.tool.name == name
+        });
+    }
+
+    pub(crate) fn remove_tool(&mut self, name: &str) -> bool {
+        remove(&mut self.tools, |e| e.tool.name == name)
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<Arc<ToolEntry>> {
+        self.tools.iter().find(|e| e.tool.name == name).cloned()
+    }
+
+    pub(crate) fn insert_resource(
+        &mut self,
+        resource: Resource,
+        handler: Arc<dyn ResourceHandler>,
+    ) {
+        let uri = resource.uri.clone();
+        upsert(
+            &mut self.resources,
+            ResourceEntry { resource, handler },
+            |e| e.resource.uri == uri,
+        );
+    }
+
+    pub(crate) fn remove_resource(&mut self, uri: &str) -> bool {
+        remove(&mut self.resources, |e| e.resource.uri == uri)
+    }
+
+    pub(crate) fn insert_template(
+        &mut self,
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceTemplateHandler>,
+    ) {
+        let key = template.uri_template.clone();
+        let matcher = UriTemplate::parse(&template.uri_template);
+        upsert(
+            &mut self.templates,
+            TemplateEntry {
+                template,
+                matcher,
+                handler,
+            },
+            |e| e.template.uri_template == key,
+        );
+    }
+
+    pub(crate) fn insert_prompt(&mut self, prompt: Prompt, handler: Arc<dyn PromptHandler>) {
+        let name = prompt.name.clone();
+        upsert(&mut self.prompts, PromptEntry { prompt, handler }, |e| {
+            e.prompt.name == name
+        });
+    }
+
+    pub(crate) fn remove_prompt(&mut self, name: &str) -> bool {
+        remove(&mut self.prompts, |e| e.prompt.name == name)
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Option<Arc<PromptEntry>> {
+        self.prompts.iter().find(|e| e.prompt.name == name).cloned()
+    }
+
+    /// What `resources/read` of `uri` should call: a fixed resource first,
+    /// then the first template that matches.
+    pub(crate) fn resolve(&self, uri: &str) -> Option<Resolved> {
+        if let Some(e) = self.resources.iter().find(|e| e.resource.uri == uri) {
+            return Some(Resolved::Resource(Arc::clone(e)));
+        }
+        if uri.len() > MAX_TEMPLATE_URI_BYTES {
+            return None;
+        }
+        self.templates.iter().find_map(|e| {
+            e.matcher
+                .matches(uri)
+                .map(|vars| Resolved::Template(Arc::clone(e), vars))
+        })
+    }
+
+    pub(crate) fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+}
+
+pub(crate) enum Resolved {
+    Resource(Arc<ResourceEntry>),
+    Template(Arc<TemplateEntry>, TemplateVariables),
+}

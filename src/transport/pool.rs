@@ -1,0 +1,135 @@
+//! An elastic pool of named worker threads that run request handlers.
+//!
+//! A job never waits behind a busy worker: submitting reserves an idle
+//! worker, or starts a new one when none is idle (up to `max_workers`).
+//! This is the guarantee that a slow tool never delays other requests.
+//! Workers live until the pool is joined.
+
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+pub(crate) struct WorkerPool {
+    sender: Mutex<Option<Sender<Job>>>,
+    receiver: Receiver<Job>,
+    /// Workers waiting for a job minus jobs queued: a job submitted while
+    /// this is not positive starts a new worker (up to `max_workers`).
+    idle: Arc<AtomicIsize>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+    max_workers: usize,
+    name: String,
+}
+
+impl WorkerPool {
+    pub(crate) fn new(name: &str, max_workers: usize) -> WorkerPool {
+        // Unbounded: the number of queued jobs is bounded by the in-flight
+        // limit of the sessions that submit them.
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        WorkerPool {
+            sender: Mutex::new(Some(sender)),
+            receiver,
+            idle: Arc::new(AtomicIsize::new(0)),
+            handles: Mutex::new(Vec::new()),
+            max_workers: max_workers.max(1),
+            name: name.to_string(),
+        }
+    }
+
+    /// Runs `job` on a worker. Returns `false` (and drops the job) only if
+    /// the pool was joined already or no thread could be started at all.
+    pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) -> bool {
+        if self.idle.fetch_sub(1, Ordering::AcqRel) <= 0 && self.spawn_worker() {
+            self.idle.fetch_add(1, Ordering::AcqRel);
+        }
+        let sender = self.sender.lock().clone();
+        match sender {
+            Some(sender) => sender.send(Box::new(job)).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Starts a worker; `false` at the limit or when the OS refuses.
+    fn spawn_worker(&self) -> bool {
+        let mut handles = self.handles.lock();
+        if handles.len() >= self.max_workers {
+            log::warn!(
+                "{}: all {} workers busy; request queued",
+                self.name,
+                self.max_workers
+            );
+            return false;
+        }
+        let receiver = self.receiver.clone();
+        let idle = Arc::clone(&self.idle);
+        let spawned = thread::Builder::new()
+            .name(format!("{}-{}", self.name, handles.len()))
+            .spawn(move || {
+                for job in receiver.iter() {
+                    job();
+                    idle.fetch_add(1, Ordering::AcqRel);
+                }
+            });
+        match spawned {
+            Ok(handle) => {
+                handles.push(handle);
+                true
+            }
+            Err(e) => {
+                log::error!("{}: cannot start a worker thread: {}", self.name, e);
+                false
+            }
+        }
+    }
+
+    /// Stops taking jobs, lets queued jobs finish, and joins every worker.
+    pub(crate) fn join(&self) {
+        self.sender.lock().take();
+        let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.handles.lock());
+        for handle in handles {
+            if handle.join().is_err() {
+                log::error!("{}: a worker thread panicked", self.name);
+            }
+        }
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        self.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    // A job never waits behind a busy worker (issue: slow tool never delays others).
+    #[test]
+    fn a_blocked_job_does_not_delay_the_next() {
+        let pool = WorkerPool::new("test-pool", 8);
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let (done_tx, done_rx) = crossbeam_channel::unbounded();
+        pool.execute(move || {
+            let _ = release_rx.recv();
+        });
+        let done = done_tx.clone();
+        pool.execute(move || {
+            let _ = done.send(2);
+        });
+        assert_eq!(done_rx.recv_timeout(Duration::from_secs(5)), Ok(2));
+        // An idle worker is reused rather than a new one started.
+        pool.execute(move || {
+            let _ = done_tx.send(3);
+        });
+        assert_eq!(done_rx.recv_timeout(Duration::from_secs(5)), Ok(3));
+        let _ = release_tx.send(());
+        pool.join();
+        assert!(!pool.execute(|| {}));
+    }
+}
