@@ -85,4 +85,5 @@ pub use server::{
     ResourceHandler, ResourceTemplateHandler, Server, ServerBuilder, ServerHandle,
     TemplateVariables, ToolHandler,
 };
+pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;

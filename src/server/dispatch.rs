@@ -351,6 +351,7 @@ impl Job {
             status
         } else {
             // The cancel won: no response (CAN-1).
+            sink.end();
             RequestStatus::Cancelled {
                 reason: flag.reason(),
             }

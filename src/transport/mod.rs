@@ -1,5 +1,6 @@
 //! Transports: stdio, in-memory (for tests), and the worker pool they share.
 
+pub mod http;
 pub mod memory;
 pub(crate) mod pool;
 pub mod stdio;
@@ -15,6 +16,10 @@ use crate::jsonrpc::Message;
 pub(crate) trait Sink: Send + Sync {
     /// Queues one message; `false` when the peer is gone.
     fn send(&self, message: Message) -> bool;
+
+    /// The request this sink belongs to ended without a response (it was
+    /// cancelled): an HTTP response stream ends here.
+    fn end(&self) {}
 }
 
 /// A sink that feeds a channel (the stdio writer, the in-memory client).

@@ -1,0 +1,515 @@
+//! One connection: read requests, route them, write responses.
+
+use std::io::{self, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::media::{accepts, check_host_and_origin, is_json};
+use super::sse::{self, Outgoing, Stream, StreamSink};
+use super::wire::{self, HttpRequest, HttpResponse, ReadError};
+use super::{HttpSession, Lookup, Shared};
+use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request, RequestId, Response};
+use crate::protocol::{methods, versions};
+use crate::session::Session;
+use crate::transport::{ChannelSink, Sink};
+
+/// Header names, as the spec spells them.
+pub(crate) mod headers {
+    /// `Mcp-Session-Id`
+    pub(crate) const MCP_SESSION_ID: &str = "Mcp-Session-Id";
+}
+
+pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(shared.config.connection_idle_timeout));
+    let read_half = match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    };
+    let mut reader = BufReader::new(read_half);
+    let mut out = stream;
+    loop {
+        if shared.stopping() {
+            return;
+        }
+        let request = match wire::read_request(&mut reader, shared.config.max_body_bytes) {
+            Ok(request) => request,
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Io(e)) => {
+                log::debug!("connection dropped inside a request: {}", e);
+                return;
+            }
+            Err(ReadError::Malformed(why)) => {
+                let _ = rpc_error(400, None, ErrorObject::invalid_request(why))
+                    .write_to(&mut out, false);
+                return;
+            }
+            Err(ReadError::HeadTooLarge) => {
+                let _ = HttpResponse::new(431).write_to(&mut out, false);
+                return;
+            }
+            Err(ReadError::BodyTooLarge) => {
+                let error = ErrorObject::invalid_request(format!(
+                    "request body too large: the limit is {} bytes",
+                    shared.config.max_body_bytes
+                ));
+                let _ = rpc_error(413, None, error).write_to(&mut out, false);
+                return;
+            }
+        };
+        let keep_alive = request.keep_alive && !shared.stopping();
+        match route(shared, &request, &mut out, keep_alive) {
+            Ok(()) if keep_alive => continue,
+            _ => return,
+        }
+    }
+}
+
+/// A JSON-RPC error as an HTTP response.
+fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+    let body = Message::Response(Response::error(id, error)).to_json_string();
+    HttpResponse::json(status, body.into_bytes())
+}
+
+fn route(
+    shared: &Arc<Shared>,
+    request: &HttpRequest,
+    out: &mut TcpStream,
+    keep_alive: bool,
+) -> io::Result<()> {
+    if request.path != shared.config.endpoint {
+        return HttpResponse::new(404).write_to(out, keep_alive);
+    }
+    if shared.config.dns_rebinding_protection {
+        if let Err(why) = check_host_and_origin(
+            request.header("host"),
+            request.header("origin"),
+            shared.loopback,
+            &shared.config.allowed_hosts,
+            &shared.config.allowed_origins,
+        ) {
+            log::warn!("refused a request: {}", why);
+            return rpc_error(403, None, ErrorObject::new(ErrorCode(-32000), why))
+                .write_to(out, keep_alive);
+        }
+    }
+    let allow = if shared.config.stateless {
+        "POST"
+    } else {
+        "GET, POST, DELETE"
+    };
+    match request.method.as_str() {
+        "POST" => post(shared, request, out, keep_alive),
+        "GET" if !shared.config.stateless => get(shared, request, out, keep_alive),
+        "DELETE" if !shared.config.stateless => delete(shared, request, out, keep_alive),
+        _ => HttpResponse::new(405)
+            .header("Allow", allow)
+            .write_to(out, keep_alive),
+    }
+}
+
+fn post(
+    shared: &Arc<Shared>,
+    request: &HttpRequest,
+    out: &mut TcpStream,
+    keep_alive: bool,
+) -> io::Result<()> {
+    let (takes_json, takes_sse) = accepts(request.header("accept"));
+    if !takes_json && !takes_sse {
+        let error = ErrorObject::invalid_request(
+            "Not Acceptable: the client must accept application/json or text/event-stream",
+        );
+        return rpc_error(406, None, error).write_to(out, keep_alive);
+    }
+    if !request.header("content-type").map_or(false, is_json) {
+        let error = ErrorObject::invalid_request(
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+        return rpc_error(415, None, error).write_to(out, keep_alive);
+    }
+    let message = match Message::parse(&request.body) {
+        Ok(message) => message,
+        Err(e) => return rpc_error(400, e.id, e.error).write_to(out, keep_alive),
+    };
+    let request_id = match &message {
+        Message::Request(r) => Some(r.id.clone()),
+        _ => None,
+    };
+    let is_initialize = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
+    let reply = Reply {
+        out,
+        keep_alive,
+        takes_json,
+        takes_sse,
+    };
+    if is_initialize {
+        if let Some(id) = request.header("mcp-session-id") {
+            // LC-8: an initialize on a live session changes nothing.
+            return match shared.lookup(id) {
+                Lookup::Found(_) => rpc_error(
+                    400,
+                    request_id,
+                    ErrorObject::invalid_request("the session is already initialized"),
+                ),
+                Lookup::NotFound => rpc_error(
+                    404,
+                    request_id,
+                    ErrorObject::invalid_request("session not found"),
+                ),
+            }
+            .write_to(reply.out, keep_alive);
+        }
+        return initialize(shared, message, reply);
+    }
+    // HTTP-21: an unsupported version header is a 400.
+    let header_version = request.header("mcp-protocol-version");
+    if let Some(version) = header_version {
+        if !versions::is_supported(version) {
+            let error = ErrorObject::invalid_request(format!(
+                "unsupported MCP-Protocol-Version: {} (supported: {})",
+                version,
+                versions::SUPPORTED.join(", ")
+            ));
+            return rpc_error(400, request_id, error).write_to(reply.out, keep_alive);
+        }
+    }
+    if shared.config.stateless {
+        let core = Session::new(&shared.server, None, None);
+        {
+            let mut state = core.state.lock();
+            state.initialized = true;
+            state.protocol_version = header_version.unwrap_or(versions::V2025_03_26).to_string();
+        }
+        return match message {
+            Message::Request(r) => serve_request(shared, &core, None, r, reply),
+            other => {
+                let sink: Arc<dyn Sink> = Arc::new(NullSink);
+                core.receive(other, &sink);
+                HttpResponse::new(202).write_to(reply.out, keep_alive)
+            }
+        };
+    }
+    let session = match request.header("mcp-session-id") {
+        None => {
+            let error = ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header");
+            return rpc_error(400, request_id, error).write_to(reply.out, keep_alive);
+        }
+        Some(id) => match shared.lookup(id) {
+            Lookup::Found(session) => session,
+            Lookup::NotFound => {
+                let error = ErrorObject::invalid_request("session not found");
+                return rpc_error(404, request_id, error).write_to(reply.out, keep_alive);
+            }
+        },
+    };
+    match message {
+        Message::Request(r) => {
+            let core = Arc::clone(&session.core);
+            serve_request(shared, &core, Some(&session), r, reply)
+        }
+        other => {
+            // HTTP-3: notifications and the client's answers get 202.
+            let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&session.get_stream)));
+            session.core.receive(other, &sink);
+            HttpResponse::new(202).write_to(reply.out, keep_alive)
+        }
+    }
+}
+
+/// How to answer one POST.
+struct Reply<'a> {
+    out: &'a mut TcpStream,
+    keep_alive: bool,
+    takes_json: bool,
+    takes_sse: bool,
+}
+
+impl Reply<'_> {
+    /// Writes one message as the whole response: JSON when the client takes
+    /// it, else a one-event SSE stream.
+    fn single(
+        self,
+        status: u16,
+        message: &Message,
+        extra: Vec<(&'static str, String)>,
+    ) -> io::Result<()> {
+        let json = message.to_json_string();
+        if self.takes_json {
+            let mut response = HttpResponse::json(status, json.into_bytes());
+            response.headers.extend(extra);
+            response.write_to(self.out, self.keep_alive)
+        } else {
+            wire::write_sse_head(self.out, &extra, self.keep_alive)?;
+            wire::write_chunk(self.out, &sse::frame_event(0, 0, &json))?;
+            wire::write_last_chunk(self.out)
+        }
+    }
+}
+
+/// A sink for messages with nowhere to go (stateless notifications).
+struct NullSink;
+
+impl Sink for NullSink {
+    fn send(&self, _: Message) -> bool {
+        false
+    }
+}
+
+fn initialize(shared: &Arc<Shared>, message: Message, reply: Reply<'_>) -> io::Result<()> {
+    let (sender, receiver) = crossbeam_channel::bounded(4);
+    let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
+    let session = if shared.config.stateless {
+        None
+    } else {
+        Some(shared.new_session())
+    };
+    let transient;
+    let core = match &session {
+        Some(s) => &s.core,
+        None => {
+            transient = Session::new(&shared.server, None, None);
+            &transient
+        }
+    };
+    core.receive(message, &sink);
+    let response = match receiver.try_recv() {
+        Ok(Message::Response(response)) => response,
+        _ => {
+            return rpc_error(
+                500,
+                None,
+                ErrorObject::internal("initialize produced no response"),
+            )
+            .write_to(reply.out, reply.keep_alive)
+        }
+    };
+    if response.outcome.is_err() {
+        // No session is left behind (HTTP-16).
+        return reply.single(400, &Message::Response(response), Vec::new());
+    }
+    let mut extra = Vec::new();
+    if let Some(session) = &session {
+        if !shared.register(session) {
+            let error = ErrorObject::internal("too many sessions; try again later");
+            return rpc_error(503, response.id, error).write_to(reply.out, reply.keep_alive);
+        }
+        extra.push((headers::MCP_SESSION_ID, session.id.clone()));
+    }
+    reply.single(200, &Message::Response(response), extra)
+}
+
+fn serve_request(
+    shared: &Arc<Shared>,
+    core: &Arc<Session>,
+    session: Option<&Arc<HttpSession>>,
+    request: Request,
+    reply: Reply<'_>,
+) -> io::Result<()> {
+    let id = request.id.clone();
+    let stream = match session {
+        Some(s) => match s.open_stream(&shared.config, id.clone()) {
+            Some(stream) => stream,
+            None => {
+                let error = ErrorObject::internal("too many open streams in this session");
+                return rpc_error(429, Some(id), error).write_to(reply.out, reply.keep_alive);
+            }
+        },
+        None => Arc::new(Stream::new(
+            1,
+            Some(id.clone()),
+            shared.config.stream_queue_len,
+            0,
+        )),
+    };
+    let (receiver, _, priming_seq) = stream.attach(None);
+    let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&stream)));
+    let job = match core.receive(Message::Request(request), &sink) {
+        Some(job) => job,
+        None => {
+            // Answered at once (ping, lists, …): one JSON response.
+            return match receiver.try_recv() {
+                Ok(Outgoing::Event { json, .. }) => {
+                    reply.single(200, &parse_back(&json), Vec::new())
+                }
+                _ => HttpResponse::new(202).write_to(reply.out, reply.keep_alive),
+            };
+        }
+    };
+    if !shared.pool.execute(move || job.run()) {
+        let error = ErrorObject::internal("the server is shutting down");
+        return rpc_error(503, Some(id), error).write_to(reply.out, reply.keep_alive);
+    }
+    if !reply.takes_sse || shared.config.json_response {
+        return answer_json(shared, &receiver, reply);
+    }
+    let negotiated = core.state.lock().protocol_version.clone();
+    wire::write_sse_head(reply.out, &[], reply.keep_alive)?;
+    let result = (|| {
+        if negotiated.as_str() >= versions::V2025_11_25 {
+            let retry = shared.config.sse_retry.as_millis() as u64;
+            wire::write_chunk(
+                reply.out,
+                &sse::frame_priming(stream.id, priming_seq, retry),
+            )?;
+        }
+        pump(shared, &stream, &receiver, reply.out)
+    })();
+    if result.is_err() {
+        // HTTP-9: a dropped connection is not a cancellation; the stream
+        // keeps buffering for a resuming GET.
+        stream.detach();
+    }
+    result
+}
+
+/// JSON mode: wait for the response, drop what comes before it.
+fn answer_json(shared: &Shared, receiver: &Receiver<Outgoing>, reply: Reply<'_>) -> io::Result<()> {
+    let mut last = None;
+    loop {
+        match receiver.recv() {
+            Ok(Outgoing::Event { json, .. }) => last = Some(json),
+            Ok(Outgoing::End) | Err(_) => break,
+        }
+        if shared.stopping() && last.is_none() {
+            break;
+        }
+    }
+    match last {
+        Some(json) if matches!(parse_back(&json), Message::Response(_)) => {
+            HttpResponse::json(200, json.as_bytes().to_vec()).write_to(reply.out, reply.keep_alive)
+        }
+        // Cancelled: no JSON-RPC response exists (CAN-1).
+        _ => HttpResponse::new(204).write_to(reply.out, reply.keep_alive),
+    }
+}
+
+/// Writes a stream's events as they come, with keepalive comments, until
+/// the stream ends or its writer is detached; then ends the response.
+fn pump(
+    shared: &Shared,
+    stream: &Stream,
+    receiver: &Receiver<Outgoing>,
+    out: &mut TcpStream,
+) -> io::Result<()> {
+    loop {
+        match receiver.recv_timeout(shared.config.sse_keep_alive) {
+            Ok(Outgoing::Event { seq, json }) => {
+                wire::write_chunk(out, &sse::frame_event(stream.id, seq, &json))?
+            }
+            Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => wire::write_chunk(out, sse::KEEPALIVE)?,
+        }
+    }
+    wire::write_last_chunk(out)?;
+    out.flush()
+}
+
+fn parse_back(json: &str) -> Message {
+    Message::parse(json.as_bytes())
+        .unwrap_or_else(|e| Message::Response(Response::error(None, e.error)))
+}
+
+fn session_for(shared: &Shared, request: &HttpRequest) -> Result<Arc<HttpSession>, HttpResponse> {
+    match request.header("mcp-session-id") {
+        None => Err(rpc_error(
+            400,
+            None,
+            ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
+        )),
+        Some(id) => match shared.lookup(id) {
+            Lookup::Found(session) => Ok(session),
+            Lookup::NotFound => Err(rpc_error(
+                404,
+                None,
+                ErrorObject::invalid_request("session not found"),
+            )),
+        },
+    }
+}
+
+/// HTTP-10 to HTTP-15: the standalone stream, or a resumed one.
+fn get(
+    shared: &Arc<Shared>,
+    request: &HttpRequest,
+    out: &mut TcpStream,
+    keep_alive: bool,
+) -> io::Result<()> {
+    let (_, takes_sse) = accepts(request.header("accept"));
+    if !takes_sse {
+        let error = ErrorObject::invalid_request(
+            "Not Acceptable: the client must accept text/event-stream",
+        );
+        return rpc_error(406, None, error).write_to(out, keep_alive);
+    }
+    let session = match session_for(shared, request) {
+        Ok(s) => s,
+        Err(response) => return response.write_to(out, keep_alive),
+    };
+    let resume = request
+        .header("last-event-id")
+        .and_then(sse::parse_event_id)
+        .and_then(|(stream, seq)| session.stream(stream).map(|s| (s, seq)));
+    let (stream, after) = match resume {
+        Some((stream, seq)) => (stream, Some(seq)),
+        None => {
+            if session.get_stream.is_live() {
+                let error = ErrorObject::invalid_request(
+                    "Conflict: only one GET stream per session is allowed",
+                );
+                return rpc_error(409, None, error).write_to(out, keep_alive);
+            }
+            (Arc::clone(&session.get_stream), None)
+        }
+    };
+    let (receiver, replay, priming_seq) = stream.attach(after);
+    let negotiated = session.core.state.lock().protocol_version.clone();
+    wire::write_sse_head(out, &[], keep_alive)?;
+    let result = (|| {
+        if negotiated.as_str() >= versions::V2025_11_25 {
+            let retry = shared.config.sse_retry.as_millis() as u64;
+            wire::write_chunk(out, &sse::frame_priming(stream.id, priming_seq, retry))?;
+        }
+        for item in replay {
+            match item {
+                Outgoing::Event { seq, json } => {
+                    wire::write_chunk(out, &sse::frame_event(stream.id, seq, &json))?
+                }
+                Outgoing::End => {
+                    wire::write_last_chunk(out)?;
+                    return Ok(());
+                }
+            }
+        }
+        pump(shared, &stream, &receiver, out)
+    })();
+    if result.is_err() {
+        stream.detach();
+    }
+    result
+}
+
+/// HTTP-19: `DELETE` ends the session.
+fn delete(
+    shared: &Arc<Shared>,
+    request: &HttpRequest,
+    out: &mut TcpStream,
+    keep_alive: bool,
+) -> io::Result<()> {
+    match request.header("mcp-session-id") {
+        None => rpc_error(
+            400,
+            None,
+            ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
+        )
+        .write_to(out, keep_alive),
+        Some(id) => {
+            if shared.remove(id) {
+                HttpResponse::new(200).write_to(out, keep_alive)
+            } else {
+                rpc_error(404, None, ErrorObject::invalid_request("session not found"))
+                    .write_to(out, keep_alive)
+            }
+        }
+    }
+}

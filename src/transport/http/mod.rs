@@ -1,0 +1,626 @@
+//! The Streamable HTTP transport (2025-11-25): one endpoint for POST, GET
+//! and DELETE, thread per connection.
+//!
+//! One acceptor thread accepts connections and starts a named thread for
+//! each; that thread reads requests and writes responses on its socket, and
+//! nothing else touches it. Handlers run on the worker pool, as on stdio;
+//! their messages reach the connection thread through the stream's bounded
+//! queue (see `sse.rs`). Sessions and their streams live in shared maps
+//! behind `parking_lot` mutexes, never held across I/O or a handler call.
+//! Lock order: the session map, then one session's stream map, then one
+//! stream's state.
+//!
+//! Why our own accept loop instead of tiny_http: see `DESIGN.md`.
+//!
+//! Spec: basic/transports "Streamable HTTP" (2025-11-25), HTTP-1 to HTTP-21,
+//! SEC-1, SEC-2.
+
+mod conn;
+mod media;
+pub(crate) mod sse;
+mod wire;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::pool::WorkerPool;
+use super::Sink;
+use crate::server::ServerInner;
+use crate::session::Session;
+use crate::{Error, Server};
+use sse::{Stream, StreamSink};
+
+/// Settings of the Streamable HTTP transport; start it with
+/// [`serve`](Self::serve).
+///
+/// Every limit has a default and a documented behaviour when reached.
+///
+/// # Example
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use tiny_mcp::Server;
+///
+/// let server = Server::builder("demo", "1.0.0").build();
+/// let http = server
+///     .http()
+///     .endpoint("/mcp")
+///     .sse_keep_alive(Duration::from_secs(15))
+///     .serve("127.0.0.1:3000")?;
+/// eprintln!("serving on http://{}/mcp", http.local_addr());
+/// http.join();
+/// # Ok::<(), tiny_mcp::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpServerBuilder {
+    server: Server,
+    config: HttpConfig,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) endpoint: String,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) max_streams_per_session: usize,
+    pub(crate) stream_queue_len: usize,
+    pub(crate) replay_buffer_events: usize,
+    pub(crate) max_retained_streams: usize,
+    pub(crate) sse_keep_alive: Duration,
+    pub(crate) sse_retry: Duration,
+    pub(crate) stateless: bool,
+    pub(crate) json_response: bool,
+    pub(crate) dns_rebinding_protection: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_connections: usize,
+    pub(crate) connection_idle_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            endpoint: "/mcp".into(),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 10_000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_streams_per_session: 64,
+            stream_queue_len: 1024,
+            replay_buffer_events: 128,
+            max_retained_streams: 64,
+            sse_keep_alive: Duration::from_secs(15),
+            sse_retry: Duration::from_millis(1000),
+            stateless: false,
+            json_response: false,
+            dns_rebinding_protection: true,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_connections: 4096,
+            connection_idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+impl Server {
+    /// Settings for serving over Streamable HTTP; see [`HttpServerBuilder`].
+    pub fn http(&self) -> HttpServerBuilder {
+        HttpServerBuilder {
+            server: self.clone(),
+            config: HttpConfig::default(),
+        }
+    }
+
+    /// Serves over Streamable HTTP on `addr` with the default settings.
+    /// Returns once the socket is bound; the server runs on its own threads.
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpServerBuilder::serve`].
+    pub fn serve_http(&self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
+        self.http().serve(addr)
+    }
+}
+
+impl HttpServerBuilder {
+    /// The path of the MCP endpoint. Defaults to `/mcp`; other paths get 404.
+    pub fn endpoint(mut self, path: impl Into<String>) -> Self {
+        self.config.endpoint = path.into();
+        self
+    }
+
+    /// Largest request body, in bytes; a larger one gets 413 and the
+    /// connection is closed. Defaults to 4 MiB.
+    pub fn max_body_bytes(mut self, n: usize) -> Self {
+        self.config.max_body_bytes = n;
+        self
+    }
+
+    /// Most live sessions. When full, expired sessions are evicted first;
+    /// if none is, `initialize` gets 503. Defaults to 10,000.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.config.max_sessions = n.max(1);
+        self
+    }
+
+    /// A session unused for this long is ended; its id then gets 404
+    /// (HTTP-18). Defaults to 30 minutes.
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Most SSE streams open at once in one session (POST responses and the
+    /// GET stream). Past it a request gets 429. Defaults to 64.
+    pub fn max_streams_per_session(mut self, n: usize) -> Self {
+        self.config.max_streams_per_session = n.max(1);
+        self
+    }
+
+    /// Events queued for one stream's connection. When a slow client lets
+    /// it fill, the stream's connection is closed; the events stay in the
+    /// replay buffer for a resuming GET. Defaults to 1024.
+    pub fn stream_queue_len(mut self, n: usize) -> Self {
+        self.config.stream_queue_len = n.max(1);
+        self
+    }
+
+    /// Events each stream keeps for replay after `Last-Event-ID`
+    /// (HTTP-15). Older events are dropped. Defaults to 128; 0 disables
+    /// resumption.
+    pub fn replay_buffer_events(mut self, n: usize) -> Self {
+        self.config.replay_buffer_events = n;
+        self
+    }
+
+    /// Interval of keepalive comments on idle SSE streams. Defaults to 15 s.
+    pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
+        self.config.sse_keep_alive = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The `retry:` sent with the priming event (2025-11-25 sessions only).
+    /// Defaults to 1 s.
+    pub fn sse_retry(mut self, retry: Duration) -> Self {
+        self.config.sse_retry = retry;
+        self
+    }
+
+    /// Serves without sessions: no `Mcp-Session-Id` is minted or needed,
+    /// every POST is served on its own, GET and DELETE get 405. The server
+    /// cannot send requests to the client in this mode. Defaults to off.
+    pub fn stateless(mut self, on: bool) -> Self {
+        self.config.stateless = on;
+        self
+    }
+
+    /// Answers every request with `application/json` instead of an SSE
+    /// stream. Progress and log messages of a request are then dropped,
+    /// and requests to the client are impossible. Defaults to off.
+    pub fn json_response(mut self, on: bool) -> Self {
+        self.config.json_response = on;
+        self
+    }
+
+    /// Checks `Host` and `Origin` (403 on failure) before any MCP handling.
+    /// Defaults to on: when bound to a loopback address, `Host` must be a
+    /// loopback name and `Origin`, when present, a loopback origin; when
+    /// bound elsewhere, `Origin`'s host must equal `Host`'s (SEC-1).
+    pub fn dns_rebinding_protection(mut self, on: bool) -> Self {
+        self.config.dns_rebinding_protection = on;
+        self
+    }
+
+    /// Also allows these `Host` values (`name` or `name:port`).
+    pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.config.allowed_hosts = hosts;
+        self
+    }
+
+    /// Also allows these `Origin` values (`scheme://host[:port]`).
+    pub fn allowed_origins(mut self, origins: Vec<String>) -> Self {
+        self.config.allowed_origins = origins;
+        self
+    }
+
+    /// Most open connections; past it new connections get 503 and are
+    /// closed. Defaults to 4096.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config.max_connections = n.max(1);
+        self
+    }
+
+    /// A keep-alive connection idle this long between requests is closed.
+    /// Defaults to 5 minutes.
+    pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// Binds `addr` and starts serving on background threads.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the address cannot be
+    /// bound or the acceptor thread cannot start.
+    pub fn serve(self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
+        let listener = TcpListener::bind(addr)?;
+        let local_addr = listener.local_addr()?;
+        let loopback = local_addr.ip().is_loopback();
+        let inner = Arc::clone(&self.server.inner);
+        let shared = Arc::new(Shared {
+            pool: WorkerPool::new("tiny-mcp-http-worker", inner.config.max_workers),
+            server: inner,
+            config: self.config,
+            local_addr,
+            loopback,
+            stopping: AtomicBool::new(false),
+            sessions: Mutex::new(HashMap::new()),
+            connections: Mutex::new(HashMap::new()),
+            next_connection: AtomicU64::new(1),
+        });
+        let acceptor_shared = Arc::clone(&shared);
+        let acceptor = thread::Builder::new()
+            .name("tiny-mcp-http-acceptor".into())
+            .spawn(move || accept_loop(&acceptor_shared, listener))?;
+        log::info!(
+            "serving MCP on http://{}{}",
+            local_addr,
+            shared.config.endpoint
+        );
+        Ok(HttpServer {
+            shared,
+            acceptor: Mutex::new(Some(acceptor)),
+            finished: Mutex::new(false),
+        })
+    }
+}
+
+/// A running Streamable HTTP server.
+///
+/// [`shutdown`](Self::shutdown) stops it; [`join`](Self::join) waits until
+/// it has stopped. Dropping it shuts it down.
+pub struct HttpServer {
+    shared: Arc<Shared>,
+    acceptor: Mutex<Option<JoinHandle<()>>>,
+    finished: Mutex<bool>,
+}
+
+impl fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("local_addr", &self.shared.local_addr)
+            .finish()
+    }
+}
+
+impl HttpServer {
+    /// The bound address (with the real port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.local_addr
+    }
+
+    /// Stops the server: stops accepting, cancels running handlers, ends
+    /// open streams, closes connections, and joins every thread. Returns
+    /// when all of that is done; calling it again does nothing.
+    pub fn shutdown(&self) {
+        if !self.shared.stopping.swap(true, Ordering::AcqRel) {
+            log::info!("shutting down http://{}", self.shared.local_addr);
+            // Wake the acceptor blocked in accept().
+            let wake = match self.shared.local_addr.ip() {
+                IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(
+                    IpAddr::V4(Ipv4Addr::LOCALHOST),
+                    self.shared.local_addr.port(),
+                ),
+                _ => self.shared.local_addr,
+            };
+            let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
+        }
+        self.join();
+    }
+
+    /// Waits until the server has been shut down (by [`shutdown`](Self::shutdown)
+    /// on another thread), then finishes the clean-up.
+    pub fn join(&self) {
+        let acceptor = self.acceptor.lock().take();
+        if let Some(acceptor) = acceptor {
+            if acceptor.join().is_err() {
+                log::error!("the HTTP acceptor thread panicked");
+            }
+        }
+        let mut finished = self.finished.lock();
+        if *finished {
+            return;
+        }
+        self.shared.close_everything();
+        *finished = true;
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// State shared by the acceptor and the connection threads.
+pub(crate) struct Shared {
+    pub(crate) server: Arc<ServerInner>,
+    pub(crate) config: HttpConfig,
+    pub(crate) pool: WorkerPool,
+    pub(crate) local_addr: SocketAddr,
+    pub(crate) loopback: bool,
+    pub(crate) stopping: AtomicBool,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    connections: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
+    next_connection: AtomicU64,
+}
+
+/// One `Mcp-Session-Id`: the protocol session plus its streams.
+pub(crate) struct HttpSession {
+    pub(crate) id: String,
+    pub(crate) core: Arc<Session>,
+    last_seen: Mutex<Instant>,
+    streams: Mutex<Streams>,
+    /// The standalone stream for messages related to no request.
+    pub(crate) get_stream: Arc<Stream>,
+}
+
+struct Streams {
+    next_id: u64,
+    /// Retained streams, oldest first.
+    list: Vec<Arc<Stream>>,
+}
+
+impl HttpSession {
+    fn touch(&self) {
+        *self.last_seen.lock() = Instant::now();
+    }
+
+    fn expired(&self, idle: Duration) -> bool {
+        self.last_seen.lock().elapsed() > idle
+            && self.core.in_flight.len() == 0
+            && !self.streams.lock().list.iter().any(|s| s.is_live())
+    }
+
+    /// A new POST stream, or `None` at the open-stream limit.
+    pub(crate) fn open_stream(
+        &self,
+        config: &HttpConfig,
+        response_to: crate::jsonrpc::RequestId,
+    ) -> Option<Arc<Stream>> {
+        let mut streams = self.streams.lock();
+        let open = streams.list.iter().filter(|s| !s.is_finished()).count();
+        if open >= config.max_streams_per_session {
+            return None;
+        }
+        let id = streams.next_id;
+        streams.next_id += 1;
+        let stream = Arc::new(Stream::new(
+            id,
+            Some(response_to),
+            config.stream_queue_len,
+            config.replay_buffer_events,
+        ));
+        streams.list.push(Arc::clone(&stream));
+        // Forget the oldest finished streams beyond the retention limit.
+        while streams.list.len() > config.max_retained_streams {
+            match streams
+                .list
+                .iter()
+                .position(|s| s.is_finished() && !s.is_live())
+            {
+                Some(i) => {
+                    streams.list.remove(i);
+                }
+                None => break,
+            }
+        }
+        Some(stream)
+    }
+
+    /// The stream with this id, for resumption.
+    pub(crate) fn stream(&self, id: u64) -> Option<Arc<Stream>> {
+        self.streams
+            .lock()
+            .list
+            .iter()
+            .find(|s| s.id == id)
+            .cloned()
+    }
+
+    /// Ends the session: cancels its requests and ends its streams.
+    fn close(&self, reason: &str) {
+        self.core.cancel_all(reason);
+        for stream in self.streams.lock().list.iter() {
+            stream.detach();
+        }
+    }
+}
+
+/// Why a session id could not be used.
+pub(crate) enum Lookup {
+    Found(Arc<HttpSession>),
+    /// Unknown, deleted or expired: 404 (HTTP-18).
+    NotFound,
+}
+
+impl Shared {
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Finds a session, evicting it if it expired (reported as not found).
+    pub(crate) fn lookup(&self, id: &str) -> Lookup {
+        let mut sessions = self.sessions.lock();
+        let session = match sessions.get(id) {
+            Some(s) => Arc::clone(s),
+            None => return Lookup::NotFound,
+        };
+        if session.expired(self.config.session_idle_timeout) {
+            sessions.remove(id);
+            drop(sessions);
+            log::info!("session {} expired", id);
+            session.close("the session expired");
+            return Lookup::NotFound;
+        }
+        drop(sessions);
+        session.touch();
+        Lookup::Found(session)
+    }
+
+    /// A new session, not yet registered (see [`Shared::register`]).
+    pub(crate) fn new_session(&self) -> Arc<HttpSession> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let get_stream = Arc::new(Stream::new(
+            0,
+            None,
+            self.config.stream_queue_len,
+            self.config.replay_buffer_events,
+        ));
+        let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&get_stream)));
+        let core = Session::new(&self.server, Some(id.clone()), Some(sink));
+        Arc::new(HttpSession {
+            id,
+            core,
+            last_seen: Mutex::new(Instant::now()),
+            streams: Mutex::new(Streams {
+                next_id: 1,
+                list: vec![Arc::clone(&get_stream)],
+            }),
+            get_stream,
+        })
+    }
+
+    /// Registers an initialized session; `false` when the map is full of
+    /// live sessions.
+    pub(crate) fn register(&self, session: &Arc<HttpSession>) -> bool {
+        let mut sessions = self.sessions.lock();
+        if sessions.len() >= self.config.max_sessions {
+            let idle = self.config.session_idle_timeout;
+            let expired: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.expired(idle))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in expired {
+                if let Some(s) = sessions.remove(&key) {
+                    s.close("the session expired");
+                }
+            }
+            if sessions.len() >= self.config.max_sessions {
+                return false;
+            }
+        }
+        sessions.insert(session.id.clone(), Arc::clone(session));
+        log::info!("session {} opened", session.id);
+        true
+    }
+
+    /// Ends a session (`DELETE`); `false` if it was unknown.
+    pub(crate) fn remove(&self, id: &str) -> bool {
+        let removed = self.sessions.lock().remove(id);
+        match removed {
+            Some(session) => {
+                log::info!("session {} deleted", id);
+                session.close("the session was deleted");
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn close_everything(&self) {
+        let sessions: Vec<Arc<HttpSession>> =
+            self.sessions.lock().drain().map(|(_, s)| s).collect();
+        for session in &sessions {
+            session.close("the server is shutting down");
+        }
+        // Unblock connection threads waiting for a request; writers that
+        // are ending a stream still get to finish it.
+        let connections: Vec<(TcpStream, JoinHandle<()>)> =
+            self.connections.lock().drain().map(|(_, c)| c).collect();
+        for (stream, _) in &connections {
+            let _ = stream.shutdown(Shutdown::Read);
+        }
+        for (_, handle) in connections {
+            if handle.join().is_err() {
+                log::error!("an HTTP connection thread panicked");
+            }
+        }
+        self.pool.join();
+    }
+}
+
+fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
+    for stream in listener.incoming() {
+        if shared.stopping() {
+            break;
+        }
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                log::warn!("accept failed: {}", e);
+                if e.kind() == io::ErrorKind::Other {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
+        };
+        reap_finished(shared);
+        if shared.connections.lock().len() >= shared.config.max_connections {
+            log::warn!("too many connections; refusing one");
+            let mut s = stream;
+            let _ = wire::HttpResponse::new(503).write_to(&mut s, false);
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let key = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+        let control = match stream.try_clone() {
+            Ok(c) => c,
+            Err(e) => {
+                log::warn!("cannot use a connection: {}", e);
+                continue;
+            }
+        };
+        let conn_shared = Arc::clone(shared);
+        let spawned = thread::Builder::new()
+            .name(format!("tiny-mcp-http-conn-{}", key))
+            .stack_size(256 * 1024)
+            .spawn(move || conn::serve_connection(&conn_shared, stream));
+        match spawned {
+            Ok(handle) => {
+                shared.connections.lock().insert(key, (control, handle));
+            }
+            Err(e) => log::error!("cannot start a connection thread: {}", e),
+        }
+    }
+}
+
+/// Joins the threads of connections that have closed.
+fn reap_finished(shared: &Shared) {
+    let finished: Vec<JoinHandle<()>> = {
+        let mut connections = shared.connections.lock();
+        let keys: Vec<u64> = connections
+            .iter()
+            .filter(|(_, (_, h))| h.is_finished())
+            .map(|(k, _)| *k)
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| connections.remove(&k).map(|(_, h)| h))
+            .collect()
+    };
+    for handle in finished {
+        if handle.join().is_err() {
+            log::error!("an HTTP connection thread panicked");
+        }
+    }
+}

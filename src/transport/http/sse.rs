@@ -1,0 +1,273 @@
+//! Server-sent events: framing, and the streams of one session with their
+//! replay buffers. No sockets here.
+//!
+//! Every stream (a POST's response stream, the session's GET stream) has an
+//! id the server mints. Its events carry ids `<stream>-<seq>`, unique within
+//! the session (HTTP-14), so a `Last-Event-ID` names the stream to resume
+//! and where (HTTP-15). Each stream keeps its last events in a bounded
+//! buffer for replay. A writer thread attaches to a stream through a
+//! bounded channel; a message sent while no writer is attached, or while
+//! the attached writer's queue is full, is only buffered (and the writer is
+//! detached), so sending never blocks and never waits on I/O.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use parking_lot::Mutex;
+
+use crate::jsonrpc::{Message, RequestId};
+use crate::transport::Sink;
+
+/// What a stream's writer is given.
+#[derive(Debug, Clone)]
+pub(crate) enum Outgoing {
+    /// One message, as JSON, with its sequence number in the stream.
+    Event { seq: u64, json: Arc<str> },
+    /// The stream is complete: end the response.
+    End,
+}
+
+/// Frames one SSE event carrying a JSON-RPC message.
+pub(crate) fn frame_event(stream: u64, seq: u64, json: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 48);
+    out.extend_from_slice(format!("id: {}-{}\nevent: message\n", stream, seq).as_bytes());
+    // Our JSON is one line; split anyway so that no payload breaks framing.
+    for line in json.split('\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.trim_end_matches('\r').as_bytes());
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    out
+}
+
+/// The priming event (an id and empty data) with a `retry:` field
+/// (HTTP-5, HTTP-6).
+pub(crate) fn frame_priming(stream: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
+    format!("id: {}-{}\nretry: {}\ndata: \n\n", stream, seq, retry_ms).into_bytes()
+}
+
+/// A keepalive comment.
+pub(crate) const KEEPALIVE: &[u8] = b": keepalive\n\n";
+
+/// Reads `<stream>-<seq>` from a `Last-Event-ID`.
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// One stream and its replay buffer.
+pub(crate) struct Stream {
+    pub(crate) id: u64,
+    /// For a POST stream, the request whose response ends it.
+    pub(crate) response_to: Option<RequestId>,
+    state: Mutex<StreamState>,
+    queue_len: usize,
+    buffer_len: usize,
+}
+
+struct StreamState {
+    next_seq: u64,
+    buffer: VecDeque<(u64, Arc<str>)>,
+    live: Option<Sender<Outgoing>>,
+    /// The response was sent: nothing follows.
+    finished: bool,
+}
+
+impl Stream {
+    pub(crate) fn new(
+        id: u64,
+        response_to: Option<RequestId>,
+        queue_len: usize,
+        buffer_len: usize,
+    ) -> Stream {
+        Stream {
+            id,
+            response_to,
+            state: Mutex::new(StreamState {
+                next_seq: 1,
+                buffer: VecDeque::new(),
+                live: None,
+                finished: false,
+            }),
+            queue_len: queue_len.max(1),
+            buffer_len,
+        }
+    }
+
+    /// Attaches a writer, replacing (and so ending) any earlier one.
+    /// Returns the receiver, the buffered events after `after` (all when
+    /// `None`), and the sequence number for a priming event.
+    pub(crate) fn attach(&self, after: Option<u64>) -> (Receiver<Outgoing>, Vec<Outgoing>, u64) {
+        let (sender, receiver) = crossbeam_channel::bounded(self.queue_len);
+        let mut state = self.state.lock();
+        let replay: Vec<Outgoing> = match after {
+            Some(after) => state
+                .buffer
+                .iter()
+                .filter(|(seq, _)| *seq > after)
+                .map(|(seq, json)| Outgoing::Event {
+                    seq: *seq,
+                    json: Arc::clone(json),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut replay = replay;
+        if state.finished {
+            replay.push(Outgoing::End);
+            state.live = None;
+        } else {
+            state.live = Some(sender);
+        }
+        let priming = state.next_seq;
+        state.next_seq += 1;
+        (receiver, replay, priming)
+    }
+
+    /// Detaches the writer, which then ends its response.
+    pub(crate) fn detach(&self) {
+        self.state.lock().live = None;
+    }
+
+    /// `true` while a writer is attached.
+    pub(crate) fn is_live(&self) -> bool {
+        self.state.lock().live.is_some()
+    }
+
+    /// `true` once the response was sent.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.state.lock().finished
+    }
+
+    /// Ends the stream without a response (the request was cancelled).
+    fn end(&self) {
+        let mut state = self.state.lock();
+        state.finished = true;
+        if let Some(live) = state.live.take() {
+            let _ = live.try_send(Outgoing::End);
+        }
+    }
+
+    /// Records `message` and hands it to the writer, if one is attached.
+    fn push(&self, message: &Message) -> bool {
+        let ends = match (message, &self.response_to) {
+            (Message::Response(r), Some(id)) => r.id.as_ref() == Some(id),
+            _ => false,
+        };
+        let json: Arc<str> = Arc::from(message.to_json_string());
+        let mut state = self.state.lock();
+        if state.finished {
+            return false;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        if self.buffer_len > 0 {
+            if state.buffer.len() >= self.buffer_len {
+                state.buffer.pop_front();
+            }
+            state.buffer.push_back((seq, Arc::clone(&json)));
+        }
+        if ends {
+            state.finished = true;
+        }
+        let mut detach = false;
+        if let Some(live) = &state.live {
+            match live.try_send(Outgoing::Event { seq, json }) {
+                Ok(()) => {
+                    if ends {
+                        let _ = live.try_send(Outgoing::End);
+                        detach = true;
+                    }
+                }
+                Err(TrySendError::Full(_)) => {
+                    log::warn!(
+                        "SSE stream {} is {} events behind; closing it (the client may resume)",
+                        self.id,
+                        self.queue_len
+                    );
+                    detach = true;
+                }
+                Err(TrySendError::Disconnected(_)) => detach = true,
+            }
+        }
+        if detach {
+            state.live = None;
+        }
+        true
+    }
+}
+
+/// The [`Sink`] of one stream.
+pub(crate) struct StreamSink(pub(crate) Arc<Stream>);
+
+impl Sink for StreamSink {
+    fn send(&self, message: Message) -> bool {
+        self.0.push(&message)
+    }
+
+    fn end(&self) {
+        self.0.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::Response;
+    use serde_json::json;
+
+    // HTTP-14: event ids name the stream and the position in it.
+    #[test]
+    fn event_framing_and_ids() {
+        let bytes = frame_event(3, 7, r#"{"a":1}"#);
+        assert_eq!(
+            bytes,
+            b"id: 3-7\nevent: message\ndata: {\"a\":1}\n\n".to_vec()
+        );
+        assert_eq!(parse_event_id("3-7"), Some((3, 7)));
+        assert_eq!(parse_event_id("x"), None);
+        assert_eq!(
+            frame_priming(1, 1, 500),
+            b"id: 1-1\nretry: 500\ndata: \n\n".to_vec()
+        );
+    }
+
+    // HTTP-15: a resumed stream replays what it missed, then its end.
+    #[test]
+    fn replay_after_detach() {
+        let stream = Stream::new(1, Some(RequestId::Number(9)), 4, 16);
+        let sink = StreamSink(Arc::new(stream));
+        let (rx, replay, _) = sink.0.attach(None);
+        assert!(replay.is_empty());
+        sink.send(Message::notification("n1", None));
+        let first = rx.try_recv().unwrap();
+        sink.0.detach();
+        drop(rx);
+        sink.send(Message::notification("n2", None));
+        sink.send(Message::Response(Response::ok(
+            RequestId::Number(9),
+            json!({}),
+        )));
+        assert!(sink.0.is_finished());
+        let after = match first {
+            Outgoing::Event { seq, .. } => seq,
+            Outgoing::End => panic!("unexpected end"),
+        };
+        let (_rx, replay, _) = sink.0.attach(Some(after));
+        assert_eq!(replay.len(), 3, "n2, the response, and the end");
+        assert!(matches!(replay[2], Outgoing::End));
+    }
+
+    // Limits: a full queue detaches the writer instead of blocking.
+    #[test]
+    fn full_queue_detaches() {
+        let stream = Arc::new(Stream::new(2, None, 1, 0));
+        let sink = StreamSink(Arc::clone(&stream));
+        let (_rx, _, _) = stream.attach(None);
+        assert!(sink.send(Message::notification("a", None)));
+        assert!(sink.send(Message::notification("b", None)));
+        assert!(!stream.is_live());
+    }
+}

@@ -1,0 +1,322 @@
+//! HTTP/1.1 on a blocking socket: read one request, write one response.
+//!
+//! Requests are parsed with `httparse`; bodies are read by `Content-Length`
+//! or chunked transfer coding, within a size limit. Responses are written
+//! whole (JSON, errors) or as a chunked stream of SSE events.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+
+/// Most bytes of request line and headers.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most headers in one request.
+const MAX_HEADERS: usize = 64;
+
+/// One parsed request.
+#[derive(Debug)]
+pub(crate) struct HttpRequest {
+    pub(crate) method: String,
+    /// The path without the query string.
+    pub(crate) path: String,
+    /// Header names are lowercased.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+    /// The client wants the connection kept open after the response.
+    pub(crate) keep_alive: bool,
+}
+
+impl HttpRequest {
+    /// The first value of header `name` (lowercase).
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Why no request could be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The peer closed the connection (or it timed out) between requests.
+    Closed,
+    /// The bytes are not HTTP: answer 400 and close.
+    Malformed(&'static str),
+    /// The head is too large: answer 431 and close.
+    HeadTooLarge,
+    /// The body is larger than the limit: answer 413 and close.
+    BodyTooLarge,
+    /// An I/O error in the middle of a request.
+    Io(io::Error),
+}
+
+/// Reads the next request from `reader`; `max_body` bounds the body.
+///
+/// When the client sent `Expect: 100-continue` and the body is acceptable,
+/// the interim `100 Continue` is written first.
+pub(crate) fn read_request(
+    reader: &mut BufReader<TcpStream>,
+    max_body: usize,
+) -> Result<HttpRequest, ReadError> {
+    let mut head = Vec::with_capacity(1024);
+    // Read up to the blank line that ends the head.
+    loop {
+        let before = head.len();
+        let n = reader
+            .by_ref()
+            .take((MAX_HEAD_BYTES + 1 - head.len()) as u64)
+            .read_until(b'\n', &mut head)
+            .map_err(|e| {
+                if before == 0 {
+                    ReadError::Closed
+                } else {
+                    ReadError::Io(e)
+                }
+            })?;
+        if n == 0 {
+            return Err(if head.is_empty() {
+                ReadError::Closed
+            } else {
+                ReadError::Malformed("connection closed inside the request head")
+            });
+        }
+        if head.len() > MAX_HEAD_BYTES {
+            return Err(ReadError::HeadTooLarge);
+        }
+        // Tolerate blank lines before a request (RFC 9112 section 2.2).
+        if before == 0 && (head == b"\r\n" || head == b"\n") {
+            head.clear();
+            continue;
+        }
+        if head.ends_with(b"\r\n\r\n") || head.ends_with(b"\n\n") {
+            break;
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Request::new(&mut headers);
+    match parsed.parse(&head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => {
+            return Err(ReadError::Malformed("incomplete request head"))
+        }
+        Err(httparse::Error::TooManyHeaders) => return Err(ReadError::HeadTooLarge),
+        Err(_) => return Err(ReadError::Malformed("malformed request head")),
+    }
+    let method = parsed.method.unwrap_or("").to_string();
+    let target = parsed.path.unwrap_or("/");
+    let path = target.split('?').next().unwrap_or("/").to_string();
+    let version = parsed.version.unwrap_or(1);
+    let mut header_list = Vec::with_capacity(parsed.headers.len());
+    for h in parsed.headers.iter() {
+        let value = match std::str::from_utf8(h.value) {
+            Ok(v) => v.trim().to_string(),
+            Err(_) => return Err(ReadError::Malformed("a header value is not UTF-8")),
+        };
+        header_list.push((h.name.to_ascii_lowercase(), value));
+    }
+    let mut request = HttpRequest {
+        method,
+        path,
+        headers: header_list,
+        body: Vec::new(),
+        keep_alive: false,
+    };
+    let connection = request
+        .header("connection")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    request.keep_alive = if version == 0 {
+        connection.contains("keep-alive")
+    } else {
+        !connection.contains("close")
+    };
+    let chunked = request
+        .header("transfer-encoding")
+        .map_or(false, |v| v.to_ascii_lowercase().contains("chunked"));
+    let length = match request.header("content-length") {
+        Some(v) => Some(
+            v.parse::<usize>()
+                .map_err(|_| ReadError::Malformed("bad Content-Length"))?,
+        ),
+        None => None,
+    };
+    if let Some(length) = length {
+        if length > max_body {
+            return Err(ReadError::BodyTooLarge);
+        }
+    }
+    let expects_continue = request
+        .header("expect")
+        .map_or(false, |v| v.eq_ignore_ascii_case("100-continue"));
+    if expects_continue && (chunked || length.map_or(false, |n| n > 0)) {
+        let stream = reader.get_mut();
+        stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .map_err(ReadError::Io)?;
+    }
+    if chunked {
+        request.body = read_chunked(reader, max_body)?;
+    } else if let Some(length) = length {
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).map_err(ReadError::Io)?;
+        request.body = body;
+    }
+    Ok(request)
+}
+
+fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Vec<u8>, ReadError> {
+    let mut body = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        reader
+            .by_ref()
+            .take(1024)
+            .read_until(b'\n', &mut line)
+            .map_err(ReadError::Io)?;
+        let text = std::str::from_utf8(&line).map_err(|_| ReadError::Malformed("bad chunk"))?;
+        let size_text = text.trim().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| ReadError::Malformed("bad chunk size"))?;
+        if size == 0 {
+            // Trailers, up to the blank line.
+            loop {
+                line.clear();
+                let n = reader
+                    .by_ref()
+                    .take(8 * 1024)
+                    .read_until(b'\n', &mut line)
+                    .map_err(ReadError::Io)?;
+                if n == 0 || line == b"\r\n" || line == b"\n" {
+                    return Ok(body);
+                }
+            }
+        }
+        if body.len() + size > max_body {
+            return Err(ReadError::BodyTooLarge);
+        }
+        let start = body.len();
+        body.resize(start + size, 0);
+        reader
+            .read_exact(&mut body[start..])
+            .map_err(ReadError::Io)?;
+        let mut crlf = [0u8; 2];
+        reader.read_exact(&mut crlf).map_err(ReadError::Io)?;
+    }
+}
+
+/// The reason phrase of the statuses this transport sends.
+pub(crate) fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        202 => "Accepted",
+        204 => "No Content",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        409 => "Conflict",
+        413 => "Payload Too Large",
+        415 => "Unsupported Media Type",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Unknown",
+    }
+}
+
+/// A whole response, written in one `write_all`.
+pub(crate) struct HttpResponse {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub(crate) fn new(status: u16) -> HttpResponse {
+        HttpResponse {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    pub(crate) fn json(status: u16, body: Vec<u8>) -> HttpResponse {
+        HttpResponse {
+            status,
+            headers: vec![("Content-Type", "application/json".to_string())],
+            body,
+        }
+    }
+
+    pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> HttpResponse {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// Writes the response; `keep_alive` false adds `Connection: close`.
+    pub(crate) fn write_to(&self, out: &mut impl Write, keep_alive: bool) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(160 + self.body.len());
+        write!(
+            buf,
+            "HTTP/1.1 {} {}\r\nContent-Length: {}\r\n",
+            self.status,
+            reason(self.status),
+            self.body.len()
+        )?;
+        for (name, value) in &self.headers {
+            write!(buf, "{}: {}\r\n", name, value)?;
+        }
+        if !keep_alive {
+            buf.extend_from_slice(b"Connection: close\r\n");
+        }
+        buf.extend_from_slice(b"\r\n");
+        buf.extend_from_slice(&self.body);
+        out.write_all(&buf)?;
+        out.flush()
+    }
+}
+
+/// Writes the head of a chunked `text/event-stream` response.
+pub(crate) fn write_sse_head(
+    out: &mut impl Write,
+    extra: &[(&'static str, String)],
+    keep_alive: bool,
+) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+    );
+    for (name, value) in extra {
+        write!(buf, "{}: {}\r\n", name, value)?;
+    }
+    if !keep_alive {
+        buf.extend_from_slice(b"Connection: close\r\n");
+    }
+    buf.extend_from_slice(b"\r\n");
+    out.write_all(&buf)?;
+    out.flush()
+}
+
+/// Writes `data` as one chunk and flushes it to the socket.
+pub(crate) fn write_chunk(out: &mut impl Write, data: &[u8]) -> io::Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let mut buf = Vec::with_capacity(data.len() + 16);
+    write!(buf, "{:x}\r\n", data.len())?;
+    buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+    out.write_all(&buf)?;
+    out.flush()
+}
+
+/// Ends a chunked body.
+pub(crate) fn write_last_chunk(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(b"0\r\n\r\n")?;
+    out.flush()
+}
