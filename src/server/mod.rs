@@ -103,6 +103,9 @@ impl Server {
     }
 }
 
+/// The hook of [`ServerBuilder::on_request_finished`].
+type RequestHook = Box<dyn Fn(&RequestOutcome) + Send + Sync>;
+
 /// Limits and timeouts, set through [`ServerBuilder`].
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -133,7 +136,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     registry: Registry,
     completion: Option<Box<dyn CompletionHandler>>,
-    on_request_finished: Option<Box<dyn Fn(&RequestOutcome) + Send + Sync>>,
+    on_request_finished: Option<RequestHook>,
     config: Config,
     capabilities: Option<ServerCapabilities>,
 }
@@ -327,7 +330,7 @@ pub(crate) struct ServerInner {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) registry: RwLock<Registry>,
     pub(crate) completion: Option<Box<dyn CompletionHandler>>,
-    pub(crate) on_request_finished: Option<Box<dyn Fn(&RequestOutcome) + Send + Sync>>,
+    pub(crate) on_request_finished: Option<RequestHook>,
     pub(crate) config: Config,
     sessions: Mutex<HashMap<u64, Weak<Session>>>,
     next_session_key: AtomicU64,

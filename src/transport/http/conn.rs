@@ -341,7 +341,7 @@ fn serve_request(
         return rpc_error(503, Some(id), error).write_to(reply.out, reply.keep_alive);
     }
     if !reply.takes_sse || shared.config.json_response {
-        return answer_json(shared, &receiver, reply);
+        return answer_json(&receiver, reply);
     }
     let negotiated = core.state.lock().protocol_version.clone();
     wire::write_sse_head(reply.out, &[], reply.keep_alive)?;
@@ -364,16 +364,12 @@ fn serve_request(
 }
 
 /// JSON mode: wait for the response, drop what comes before it.
-fn answer_json(shared: &Shared, receiver: &Receiver<Outgoing>, reply: Reply<'_>) -> io::Result<()> {
+fn answer_json(receiver: &Receiver<Outgoing>, reply: Reply<'_>) -> io::Result<()> {
     let mut last = None;
-    loop {
-        match receiver.recv() {
-            Ok(Outgoing::Event { json, .. }) => last = Some(json),
-            Ok(Outgoing::End) | Err(_) => break,
-        }
-        if shared.stopping() && last.is_none() {
-            break;
-        }
+    // Ends with the stream: after the response, on a cancel, or when the
+    // session closes.
+    while let Ok(Outgoing::Event { json, .. }) = receiver.recv() {
+        last = Some(json);
     }
     match last {
         Some(json) if matches!(parse_back(&json), Message::Response(_)) => {

@@ -1,0 +1,911 @@
+//! `everything`: the main example server of tiny-mcp.
+//!
+//! It offers every tool, resource, resource template and prompt that the
+//! MCP conformance suite asks of a server (`CONFORMANCE.md` section 5:
+//! `test_simple_text`, `test_sampling`, `test://static-text`,
+//! `test_prompt_with_arguments`, …), plus a few tools that exercise the rest
+//! of the SDK:
+//!
+//! - `echo`: returns its `text` argument;
+//! - `slow`: runs for `seconds` (default 10), reporting progress every
+//!   100 ms and stopping early when the request is cancelled;
+//! - `session_info`: the client's `clientInfo`, protocol version and
+//!   capabilities, and how many handlers have seen a cancellation so far;
+//! - `notify_changed`: sends the three `list_changed` notifications and
+//!   `notifications/resources/updated` for `test://watched-resource`;
+//! - `test_url_elicitation`, `test_url_elicitation_required`: URL-mode
+//!   elicitation, asked for directly or as a `-32042` error;
+//! - `test_roots`: the client's roots (`roots/list`).
+//!
+//! # Running it
+//!
+//! ```text
+//! cargo run --example everything            # serves MCP on stdin/stdout
+//! cargo run --example everything -- --stdio # the same
+//! cargo run --example everything -- --help
+//! ```
+//!
+//! Nothing but protocol is written to stdout. To try it by hand, pipe JSON
+//! lines into it:
+//!
+//! ```text
+//! printf '%s\n' \
+//!   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+//!   '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+//!   '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}' \
+//!   | cargo run -q --example everything
+//! ```
+//!
+//! `scripts/interop-ts.sh` drives it with the official TypeScript SDK client
+//! and checks every tool, resource and prompt.
+
+use std::collections::BTreeMap;
+use std::process;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tiny_mcp::{
+    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams, ElicitRequestUrlParams,
+    ElicitResult, Error, GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptArgument,
+    PromptMessage, ReadResourceResult, Reference, RequestContext, Resource, ResourceContents,
+    ResourceTemplate, SamplingMessage, Server, TemplateVariables, Tool,
+};
+
+// ---------------------------------------------------------------------------
+// Fixed data
+// ---------------------------------------------------------------------------
+
+/// A 1x1 red PNG, base64.
+const PNG_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// A minimal WAV file, base64.
+const WAV_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// The resource `notify_changed` reports as updated.
+const WATCHED_URI: &str = "test://watched-resource";
+
+/// The resource template, also the `ref/resource` URI that completes `id`.
+const TEMPLATE_URI: &str = "test://template/{id}/data";
+
+/// Where the URL-mode elicitations send the user.
+const AUTHORIZE_URL: &str = "https://example.com/authorize?session=demo";
+
+/// How many tool handlers noticed that their request was cancelled, over the
+/// life of the process (reported by `session_info`).
+static CANCELLED_HANDLERS: AtomicUsize = AtomicUsize::new(0);
+
+// ---------------------------------------------------------------------------
+// main
+// ---------------------------------------------------------------------------
+
+const USAGE: &str = "\
+usage: everything [--stdio | --http ADDR]
+
+The tiny-mcp example server with every conformance tool, resource and prompt.
+
+options:
+  --stdio     serve MCP on stdin/stdout (the default)
+  --http ADDR serve Streamable HTTP on http://ADDR/mcp (e.g. 127.0.0.1:3000)
+  -h, --help  print this help";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        [] | ["--stdio"] => {
+            if let Err(err) = build_server().serve_stdio() {
+                exit_with_error(&err);
+            }
+        }
+        ["--http", addr] => match build_server().serve_http(*addr) {
+            Ok(http) => {
+                eprintln!(
+                    "everything: serving MCP on http://{}/mcp",
+                    http.local_addr()
+                );
+                http.join();
+            }
+            Err(err) => exit_with_error(&err),
+        },
+        ["-h"] | ["--help"] => eprintln!("{}", USAGE),
+        _ => {
+            eprintln!("everything: unknown arguments: {}", args.join(" "));
+            eprintln!("{}", USAGE);
+            process::exit(2);
+        }
+    }
+}
+
+/// Prints `err` and its causes to stderr and exits with status 1.
+fn exit_with_error(err: &Error) -> ! {
+    eprint!("everything: {}", err);
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        eprint!(": {}", cause);
+        source = cause.source();
+    }
+    eprintln!();
+    process::exit(1);
+}
+
+/// The server, with everything registered.
+fn build_server() -> Server {
+    let no_args = || json!({ "type": "object", "properties": {} });
+    Server::builder("tiny-mcp-everything", env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "A test server: every tool, resource and prompt of the MCP conformance suite, \
+             plus echo, slow, session_info, notify_changed, URL elicitation and roots.",
+        )
+        // Conformance tools (CONFORMANCE.md 5.1).
+        .tool(
+            Tool::new("test_simple_text", no_args())
+                .with_description("Returns a simple text response"),
+            test_simple_text,
+        )
+        .tool(
+            Tool::new("test_image_content", no_args())
+                .with_description("Returns a 1x1 red PNG image"),
+            test_image_content,
+        )
+        .tool(
+            Tool::new("test_audio_content", no_args())
+                .with_description("Returns a minimal WAV audio clip"),
+            test_audio_content,
+        )
+        .tool(
+            Tool::new("test_embedded_resource", no_args())
+                .with_description("Returns an embedded text resource"),
+            test_embedded_resource,
+        )
+        .tool(
+            Tool::new("test_multiple_content_types", no_args())
+                .with_description("Returns text, an image and an embedded resource together"),
+            test_multiple_content_types,
+        )
+        .tool(
+            Tool::new("test_tool_with_logging", no_args())
+                .with_description("Sends three info log messages while it runs"),
+            test_tool_with_logging,
+        )
+        .tool(
+            Tool::new("test_tool_with_progress", no_args())
+                .with_description("Reports progress 0, 50 and 100 of 100, then returns the token"),
+            test_tool_with_progress,
+        )
+        .tool(
+            Tool::new("test_error_handling", no_args())
+                .with_description("Always fails with an error result (isError: true)"),
+            test_error_handling,
+        )
+        .tool(
+            Tool::new(
+                "test_sampling",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "prompt": { "type": "string", "description": "The prompt to send to the LLM" }
+                    },
+                    "required": ["prompt"]
+                }),
+            )
+            .with_description("Asks the client's LLM to answer a prompt (sampling)"),
+            test_sampling,
+        )
+        .tool(
+            Tool::new(
+                "test_elicitation",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "message": { "type": "string", "description": "The message to show the user" }
+                    },
+                    "required": ["message"]
+                }),
+            )
+            .with_description("Asks the user for a username and an email address (elicitation)"),
+            test_elicitation,
+        )
+        .tool(
+            Tool::new("test_elicitation_sep1034_defaults", no_args())
+                .with_description("Elicitation with default values for every field (SEP-1034)"),
+            test_elicitation_sep1034_defaults,
+        )
+        .tool(
+            Tool::new("test_elicitation_sep1330_enums", no_args())
+                .with_description("Elicitation with the five enum schema shapes (SEP-1330)"),
+            test_elicitation_sep1330_enums,
+        )
+        .tool(
+            Tool::new("json_schema_2020_12_tool", json_schema_2020_12())
+                .with_description("A tool whose input schema uses JSON Schema 2020-12 features"),
+            json_schema_2020_12_tool,
+        )
+        .tool(
+            Tool::new("test_reconnection", no_args())
+                .with_description("Completes after a reconnection on Streamable HTTP (SEP-1699)"),
+            test_reconnection,
+        )
+        // Extra tools.
+        .tool(
+            Tool::new(
+                "echo",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "text": { "type": "string", "description": "The text to echo" }
+                    },
+                    "required": ["text"]
+                }),
+            )
+            .with_description("Returns the given text"),
+            echo,
+        )
+        .tool(
+            Tool::new(
+                "slow",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "seconds": {
+                            "type": "number",
+                            "description": "How long to run, in seconds",
+                            "default": 10,
+                            "minimum": 0,
+                            "maximum": MAX_SLOW_SECONDS
+                        }
+                    }
+                }),
+            )
+            .with_description(
+                "Runs for a while, reporting progress every 100 ms; stops when cancelled",
+            ),
+            slow,
+        )
+        .tool(
+            Tool::new("session_info", no_args()).with_description(
+                "Returns the client's info, protocol version and capabilities, and the \
+                 number of handlers that saw a cancellation",
+            ),
+            session_info,
+        )
+        .tool(
+            Tool::new("notify_changed", no_args()).with_description(
+                "Sends tools, prompts and resources list_changed notifications and \
+                 resources/updated for test://watched-resource",
+            ),
+            notify_changed,
+        )
+        .tool(
+            Tool::new("test_url_elicitation", no_args())
+                .with_description("Asks the user to open an authorization URL (URL-mode elicitation)"),
+            test_url_elicitation,
+        )
+        .tool(
+            Tool::new("test_url_elicitation_required", no_args()).with_description(
+                "Fails with the -32042 error listing a URL elicitation to complete first",
+            ),
+            test_url_elicitation_required,
+        )
+        .tool(
+            Tool::new("test_roots", no_args())
+                .with_description("Returns the client's roots (roots/list) as JSON"),
+            test_roots,
+        )
+        // Resources (5.2).
+        .resource(
+            Resource::new("test://static-text", "static-text")
+                .with_title("Static Text Resource")
+                .with_description("A fixed text resource")
+                .with_mime_type("text/plain"),
+            |_ctx: &RequestContext, uri: &str| -> Result<ReadResourceResult, Error> {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "This is the content of the static text resource.",
+                )]))
+            },
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary")
+                .with_title("Static Binary Resource")
+                .with_description("A fixed binary resource: a 1x1 red PNG")
+                .with_mime_type("image/png"),
+            |_ctx: &RequestContext, uri: &str| -> Result<ReadResourceResult, Error> {
+                Ok(ReadResourceResult::new(vec![ResourceContents::blob(
+                    uri,
+                    "image/png",
+                    PNG_BASE64,
+                )]))
+            },
+        )
+        .resource(
+            Resource::new(WATCHED_URI, "watched-resource")
+                .with_title("Watched Resource")
+                .with_description("A resource to subscribe to; notify_changed reports it updated")
+                .with_mime_type("text/plain"),
+            |_ctx: &RequestContext, uri: &str| -> Result<ReadResourceResult, Error> {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "Watched resource content",
+                )]))
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new(TEMPLATE_URI, "template")
+                .with_title("Resource Template")
+                .with_description("JSON data for any id")
+                .with_mime_type("application/json"),
+            read_template,
+        )
+        // Prompts (5.4).
+        .prompt(
+            Prompt::new("test_simple_prompt").with_description("A simple prompt without arguments"),
+            |_ctx: &RequestContext, _args: BTreeMap<String, String>| -> Result<GetPromptResult, Error> {
+                Ok(GetPromptResult::new(vec![PromptMessage::user(
+                    ContentBlock::text("This is a simple prompt for testing."),
+                )]))
+            },
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_arguments")
+                .with_description("A prompt with required arguments")
+                .with_argument(PromptArgument::new("arg1", "First test argument", true))
+                .with_argument(PromptArgument::new("arg2", "Second test argument", true)),
+            prompt_with_arguments,
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_embedded_resource")
+                .with_description("A prompt that includes an embedded resource")
+                .with_argument(PromptArgument::new(
+                    "resourceUri",
+                    "URI of the resource to embed",
+                    true,
+                )),
+            prompt_with_embedded_resource,
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_image")
+                .with_description("A prompt that includes image content"),
+            |_ctx: &RequestContext, _args: BTreeMap<String, String>| -> Result<GetPromptResult, Error> {
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage::user(ContentBlock::image(PNG_BASE64, "image/png")),
+                    PromptMessage::user(ContentBlock::text("Please analyze the image above.")),
+                ]))
+            },
+        )
+        // Completion (5.5).
+        .completion(complete)
+        .build()
+}
+
+// ---------------------------------------------------------------------------
+// Conformance tools
+// ---------------------------------------------------------------------------
+
+fn test_simple_text(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::text(
+        "This is a simple text response for testing.",
+    ))
+}
+
+fn test_image_content(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::new(vec![ContentBlock::image(
+        PNG_BASE64,
+        "image/png",
+    )]))
+}
+
+fn test_audio_content(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::new(vec![ContentBlock::audio(
+        WAV_BASE64,
+        "audio/wav",
+    )]))
+}
+
+fn test_embedded_resource(
+    _ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::new(vec![ContentBlock::resource(
+        ResourceContents::text(
+            "test://embedded-resource",
+            "text/plain",
+            "This is an embedded resource content.",
+        ),
+    )]))
+}
+
+fn test_multiple_content_types(
+    _ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::new(vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(PNG_BASE64, "image/png"),
+        ContentBlock::resource(ResourceContents::text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )),
+    ]))
+}
+
+fn test_tool_with_logging(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let messages = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ];
+    for (i, message) in messages.iter().enumerate() {
+        if i > 0 {
+            thread::sleep(Duration::from_millis(50));
+        }
+        ctx.check_cancelled()?;
+        ctx.log(LoggingLevel::Info, *message);
+    }
+    Ok(CallToolResult::text(
+        "Tool with logging executed successfully",
+    ))
+}
+
+fn test_tool_with_progress(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    for (i, progress) in [0u32, 50, 100].iter().enumerate() {
+        if i > 0 {
+            thread::sleep(Duration::from_millis(50));
+        }
+        ctx.check_cancelled()?;
+        let message = format!("Completed step {} of 100", progress);
+        ctx.notify_progress(f64::from(*progress), Some(100.0), Some(&message));
+    }
+    let_final_progress_arrive(ctx);
+    // The token as text, without the quotes `RequestId`'s Display puts
+    // around strings.
+    let text = match ctx.progress_token().map(|token| token.to_value()) {
+        Some(Value::String(token)) => token,
+        Some(token) => token.to_string(),
+        None => "no progress token".to_string(),
+    };
+    Ok(CallToolResult::text(text))
+}
+
+fn test_error_handling(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::error(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+fn test_sampling(ctx: &RequestContext, args: JsonObject) -> Result<CallToolResult, Error> {
+    let prompt = required_str(&args, "prompt")?;
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
+    // Like the reference server, a failed request (no `sampling` capability,
+    // an error from the client, a timeout) is reported as a normal result.
+    let text = match ctx.create_message(params) {
+        Ok(answer) => match answer.text() {
+            Some(text) => format!("LLM response: {}", text),
+            None => format!("LLM response: {}", answer.content),
+        },
+        Err(err) if err.is_cancelled() => return Err(err),
+        Err(err) => format!("Sampling not supported or error: {}", err),
+    };
+    Ok(CallToolResult::text(text))
+}
+
+fn test_elicitation(ctx: &RequestContext, args: JsonObject) -> Result<CallToolResult, Error> {
+    let message = required_str(&args, "message")?;
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": { "type": "string", "description": "Your username" },
+            "email": { "type": "string", "description": "Your email address" }
+        },
+        "required": ["username", "email"]
+    });
+    elicit_form(ctx, message, schema, "User response")
+}
+
+fn test_elicitation_sep1034_defaults(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "description": "User name", "default": "John Doe" },
+            "age": { "type": "integer", "description": "User age", "default": 30 },
+            "score": { "type": "number", "description": "User score", "default": 95.5 },
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": { "type": "boolean", "description": "Verification status", "default": true }
+        },
+        "required": []
+    });
+    elicit_form(
+        ctx,
+        "Please review and update the form fields with defaults",
+        schema,
+        "Elicitation completed",
+    )
+}
+
+fn test_elicitation_sep1330_enums(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string",
+                "description": "Pick one option (untitled single-select)",
+                "enum": ["option1", "option2", "option3"]
+            },
+            "titledSingle": {
+                "type": "string",
+                "description": "Pick one option (titled single-select)",
+                "oneOf": [
+                    { "const": "value1", "title": "First Option" },
+                    { "const": "value2", "title": "Second Option" },
+                    { "const": "value3", "title": "Third Option" }
+                ]
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Pick one option (legacy enumNames)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Pick one to three options (untitled multi-select)",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": { "type": "string", "enum": ["option1", "option2", "option3"] }
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Pick one to three options (titled multi-select)",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {
+                    "anyOf": [
+                        { "const": "value1", "title": "First Choice" },
+                        { "const": "value2", "title": "Second Choice" },
+                        { "const": "value3", "title": "Third Choice" }
+                    ]
+                }
+            }
+        },
+        "required": []
+    });
+    elicit_form(
+        ctx,
+        "Please select options from the enum fields",
+        schema,
+        "Elicitation completed",
+    )
+}
+
+/// The input schema of `json_schema_2020_12_tool`, passed through verbatim.
+fn json_schema_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "type": "object",
+                "properties": {
+                    "street": { "type": "string" },
+                    "city": { "type": "string" }
+                }
+            }
+        },
+        "properties": {
+            "name": { "type": "string" },
+            "address": { "$ref": "#/$defs/address" }
+        },
+        "additionalProperties": false
+    })
+}
+
+fn json_schema_2020_12_tool(
+    _ctx: &RequestContext,
+    args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::text(format!(
+        "JSON Schema 2020-12 tool called with: {}",
+        Value::Object(args)
+    )))
+}
+
+fn test_reconnection(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    Ok(CallToolResult::text(
+        "Reconnection test completed successfully. If you received this, \
+         the client properly reconnected after stream closure.",
+    ))
+}
+
+/// Asks the user to fill in a form and reports the answer as
+/// `"<label>: action=<action>, content=<JSON>"`; a failed request is reported
+/// as a normal result, as the reference server does.
+fn elicit_form(
+    ctx: &RequestContext,
+    message: &str,
+    schema: Value,
+    label: &str,
+) -> Result<CallToolResult, Error> {
+    let text = match ctx.elicit(ElicitRequestFormParams::new(message, schema)) {
+        Ok(answer) => format!(
+            "{}: action={}, content={}",
+            label,
+            action_name(answer.action),
+            content_json(&answer)
+        ),
+        Err(err) if err.is_cancelled() => return Err(err),
+        Err(err) => format!("Elicitation not supported or error: {}", err),
+    };
+    Ok(CallToolResult::text(text))
+}
+
+fn action_name(action: ElicitAction) -> &'static str {
+    match action {
+        ElicitAction::Accept => "accept",
+        ElicitAction::Decline => "decline",
+        ElicitAction::Cancel => "cancel",
+    }
+}
+
+/// The answer's `content` as JSON text, `null` when there is none.
+fn content_json(answer: &ElicitResult) -> String {
+    match &answer.content {
+        Some(content) => Value::Object(content.clone()).to_string(),
+        None => "null".to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Extra tools
+// ---------------------------------------------------------------------------
+
+/// The longest `slow` run accepted, in seconds.
+const MAX_SLOW_SECONDS: u32 = 3600;
+
+/// How often `slow` reports progress and checks for cancellation.
+const SLOW_STEP: Duration = Duration::from_millis(100);
+
+fn echo(_ctx: &RequestContext, args: JsonObject) -> Result<CallToolResult, Error> {
+    let text = required_str(&args, "text")?;
+    Ok(CallToolResult::text(text))
+}
+
+fn slow(ctx: &RequestContext, args: JsonObject) -> Result<CallToolResult, Error> {
+    let seconds = match args.get("seconds") {
+        None | Some(Value::Null) => 10.0,
+        Some(value) => value
+            .as_f64()
+            .ok_or_else(|| Error::invalid_params("\"seconds\" must be a number"))?,
+    };
+    if !(0.0..=f64::from(MAX_SLOW_SECONDS)).contains(&seconds) {
+        return Err(Error::invalid_params(format!(
+            "\"seconds\" must be between 0 and {}",
+            MAX_SLOW_SECONDS
+        )));
+    }
+    // At most 36,000 steps, so the cast cannot truncate.
+    let steps = (seconds * 10.0).ceil() as u64;
+    for step in 1..=steps {
+        thread::sleep(SLOW_STEP);
+        if let Err(err) = ctx.check_cancelled() {
+            CANCELLED_HANDLERS.fetch_add(1, Ordering::SeqCst);
+            return Err(err);
+        }
+        let message = format!("step {} of {}", step, steps);
+        ctx.notify_progress(step as f64, Some(steps as f64), Some(&message));
+    }
+    if steps > 0 {
+        let_final_progress_arrive(ctx);
+    }
+    Ok(CallToolResult::text(format!("done after {} s", seconds)))
+}
+
+fn session_info(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    let mut info = JsonObject::new();
+    info.insert(
+        "clientInfo".into(),
+        serde_json::to_value(ctx.client_info())?,
+    );
+    info.insert(
+        "protocolVersion".into(),
+        Value::from(ctx.protocol_version()),
+    );
+    info.insert(
+        "clientCapabilities".into(),
+        serde_json::to_value(ctx.client_capabilities())?,
+    );
+    info.insert(
+        "cancelledHandlers".into(),
+        Value::from(CANCELLED_HANDLERS.load(Ordering::SeqCst)),
+    );
+    let text = serde_json::to_string_pretty(&Value::Object(info))?;
+    Ok(CallToolResult::text(text))
+}
+
+fn notify_changed(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    let server = ctx.server();
+    server.notify_tools_list_changed();
+    server.notify_prompts_list_changed();
+    server.notify_resources_list_changed();
+    server.notify_resource_updated(WATCHED_URI);
+    Ok(CallToolResult::text("notifications sent"))
+}
+
+fn test_url_elicitation(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    let id = new_elicitation_id();
+    let params = ElicitRequestUrlParams::new(
+        "Please open the link to authorize the demo session",
+        AUTHORIZE_URL,
+        id.as_str(),
+    );
+    let answer = ctx.elicit(params)?;
+    // The user agreed to open the URL; this demo has nothing to wait for, so
+    // the out-of-band interaction is complete at once.
+    if answer.action == ElicitAction::Accept {
+        ctx.notify_elicitation_complete(&id);
+    }
+    Ok(CallToolResult::text(format!(
+        "URL elicitation {}: action={}",
+        id,
+        action_name(answer.action)
+    )))
+}
+
+fn test_url_elicitation_required(
+    _ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    Err(Error::url_elicitation_required(vec![
+        ElicitRequestUrlParams::new(
+            "Authorization is required before this tool can run",
+            AUTHORIZE_URL,
+            new_elicitation_id(),
+        ),
+    ]))
+}
+
+fn test_roots(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    let roots = ctx.list_roots()?;
+    let text = serde_json::to_string_pretty(&roots.roots)?;
+    Ok(CallToolResult::text(text))
+}
+
+/// A fresh, unique elicitation id.
+fn new_elicitation_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// How long to wait between the last progress notification and the result.
+const PROGRESS_SETTLE: Duration = Duration::from_millis(50);
+
+/// Pauses briefly after a request's last progress notification, so that
+/// the notification reaches the client well before the result.
+///
+/// The server sends them in order, but the TypeScript SDK client (1.x)
+/// handles notifications on a later microtask and responses at once: when
+/// both arrive in one read, the response removes the progress handler first
+/// and the notification is reported as "unknown token" and lost
+/// (modelcontextprotocol/typescript-sdk#2580).
+fn let_final_progress_arrive(ctx: &RequestContext) {
+    if ctx.progress_token().is_some() {
+        thread::sleep(PROGRESS_SETTLE);
+    }
+}
+
+/// The string argument `name`; the schema already made it required.
+fn required_str<'a>(args: &'a JsonObject, name: &str) -> Result<&'a str, Error> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::invalid_params(format!("missing string argument \"{}\"", name)))
+}
+
+// ---------------------------------------------------------------------------
+// Resource template and prompts
+// ---------------------------------------------------------------------------
+
+fn read_template(
+    _ctx: &RequestContext,
+    uri: &str,
+    variables: &TemplateVariables,
+) -> Result<ReadResourceResult, Error> {
+    let id = match variables.get("id") {
+        Some(id) => id.as_str(),
+        None => return Err(Error::resource_not_found(uri)),
+    };
+    // Written by hand to keep the key order of the reference server; the
+    // values go through serde_json so any id is escaped properly.
+    let text = format!(
+        r#"{{"id":{},"templateTest":true,"data":{}}}"#,
+        Value::from(id),
+        Value::from(format!("Data for ID: {}", id))
+    );
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(
+        uri,
+        "application/json",
+        text,
+    )]))
+}
+
+fn prompt_with_arguments(
+    _ctx: &RequestContext,
+    args: BTreeMap<String, String>,
+) -> Result<GetPromptResult, Error> {
+    let arg = |name: &str| args.get(name).map(String::as_str).unwrap_or_default();
+    let text = format!(
+        "Prompt with arguments: arg1='{}', arg2='{}'",
+        arg("arg1"),
+        arg("arg2")
+    );
+    Ok(GetPromptResult::new(vec![PromptMessage::user(
+        ContentBlock::text(text),
+    )]))
+}
+
+fn prompt_with_embedded_resource(
+    _ctx: &RequestContext,
+    args: BTreeMap<String, String>,
+) -> Result<GetPromptResult, Error> {
+    let uri = args
+        .get("resourceUri")
+        .ok_or_else(|| Error::invalid_params("missing argument \"resourceUri\""))?;
+    Ok(GetPromptResult::new(vec![
+        PromptMessage::user(ContentBlock::resource(ResourceContents::text(
+            uri.as_str(),
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))),
+        PromptMessage::user(ContentBlock::text(
+            "Please process the embedded resource above.",
+        )),
+    ]))
+}
+
+// ---------------------------------------------------------------------------
+// Completion
+// ---------------------------------------------------------------------------
+
+const ARG1_VALUES: &[&str] = &["testValue1", "testValue2", "alpha", "apple"];
+const ARG2_VALUES: &[&str] = &["testValue1", "testValue2", "beta", "banana"];
+const TEMPLATE_IDS: &[&str] = &["1", "2", "3", "42", "123"];
+
+fn complete(_ctx: &RequestContext, params: CompleteRequestParams) -> Result<CompleteResult, Error> {
+    let argument = params.argument.name.as_str();
+    let candidates: &[&str] = match &params.reference {
+        Reference::Prompt { name } if name == "test_prompt_with_arguments" => match argument {
+            "arg1" => ARG1_VALUES,
+            "arg2" => ARG2_VALUES,
+            _ => &[],
+        },
+        Reference::Resource { uri } if uri == TEMPLATE_URI && argument == "id" => TEMPLATE_IDS,
+        _ => &[],
+    };
+    let prefix = params.argument.value.as_str();
+    let values = candidates
+        .iter()
+        .filter(|value| value.starts_with(prefix))
+        .map(|value| value.to_string())
+        .collect();
+    Ok(CompleteResult::new(values))
+}

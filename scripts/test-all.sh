@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README and CI run it:
+#   formatting, clippy, unit + integration + doc tests, the TypeScript SDK
+#   interop test over stdio and HTTP, the official MCP conformance suite
+#   against the `everything` example, and a build with Debian's rustc 1.63.
+#
+# Usage: bash scripts/test-all.sh [--quick]
+#   --quick   only fmt, clippy and cargo test (no npm, no MSRV toolchain)
+#
+# Every step runs even if an earlier one failed; the last line is
+# "N passed, M failed" counting steps, and the exit status is 1 if any failed.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+
+passed=0
+failed=0
+failures=()
+step() {
+    local name=$1
+    shift
+    echo
+    echo "=== $name: $*"
+    local start
+    start=$(date +%s)
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "=== $name: ok ($(($(date +%s) - start)) s)"
+    else
+        failed=$((failed + 1))
+        failures+=("$name")
+        echo "=== $name: FAILED ($(($(date +%s) - start)) s)"
+    fi
+}
+
+step fmt cargo fmt --all -- --check
+step clippy cargo clippy --all-targets -- -D warnings
+step test cargo test --all-targets
+step doctest cargo test --doc
+if [ "$QUICK" = 0 ]; then
+    step interop-stdio bash scripts/interop-ts.sh --stdio
+    step interop-http bash scripts/interop-ts.sh --http
+    step conformance bash scripts/conformance-run.sh
+    step msrv bash scripts/msrv-check.sh
+fi
+
+echo
+[ "$failed" -gt 0 ] && echo "failed steps: ${failures[*]}"
+echo "steps: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
