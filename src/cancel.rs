@@ -139,6 +139,19 @@ impl InFlightTable {
         entries
     }
 
+    /// Sets every entry's flag but keeps the entries, so that handlers
+    /// that finish anyway still answer (end of input: the reader may still
+    /// read). Returns the nested ids, which can no longer be answered.
+    pub(crate) fn flag_all(&self, reason: &str) -> Vec<RequestId> {
+        let mut map = self.map.lock();
+        let mut nested = Vec::new();
+        for entry in map.values_mut() {
+            entry.flag.cancel(Some(reason.to_string()));
+            nested.append(&mut entry.nested);
+        }
+        nested
+    }
+
     /// Records that request `id` waits on our request `nested`; `false` if
     /// `id` is no longer in flight (it was cancelled).
     pub(crate) fn add_nested(&self, id: &RequestId, nested: RequestId) -> bool {

@@ -42,8 +42,10 @@
 //! delays `ping`, other requests, cancellations, or the client's answers to
 //! sampling and elicitation. Everything else is answered on the reading
 //! thread. At end of input every running handler is cancelled (its flag is
-//! set) and joined, the writer drains, and `serve_stdio` returns. Handlers
-//! that run long must poll [`RequestContext::is_cancelled`].
+//! set, its calls to the client fail) and joined, the writer drains (so
+//! the answers of handlers that finished anyway are written), and
+//! `serve_stdio` returns. Handlers that run long must poll
+//! [`RequestContext::is_cancelled`].
 //!
 //! ## Log levels
 //!

@@ -27,8 +27,10 @@ impl Server {
     /// A line longer than [`max_message_bytes`](crate::ServerBuilder::max_message_bytes)
     /// is discarded up to its newline and answered with `-32600`; invalid
     /// UTF-8 or JSON on a line is answered with `-32700`; serving goes on
-    /// in both cases. At end of input every running handler is cancelled
-    /// and joined, queued output is written, and the call returns.
+    /// in both cases. At end of input every running handler's cancellation
+    /// flag is set and its calls to the client fail; handlers are joined,
+    /// the responses of those that finish anyway are still written (a
+    /// reader of stdout may still be there), and the call returns.
     ///
     /// # Errors
     ///
@@ -81,7 +83,7 @@ impl Server {
             "stdin closed; cancelling {} running request(s)",
             session.in_flight.len()
         );
-        session.cancel_all("the client closed the connection");
+        session.flag_all("the client closed the connection");
         pool.join();
         drop(session);
         drop(sink);
