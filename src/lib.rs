@@ -89,3 +89,8 @@ pub use server::{
 };
 pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
