@@ -56,6 +56,12 @@ pub enum ErrorKind {
     UrlElicitationRequired(Vec<ElicitRequestUrlParams>),
     /// `resources/read` of a URI the handler does not know (`-32002`).
     ResourceNotFound(String),
+    /// The handler needs the client's input first (2026-07-28 era): the
+    /// request is answered with an `input_required` result and the handler
+    /// runs again on the client's retry. Returned by the blocking client
+    /// calls and [`RequestContext::request_inputs`](crate::RequestContext::request_inputs);
+    /// pass it on with `?`.
+    InputRequired,
     /// The connection or transport is gone.
     Closed,
     /// A failure described by a message. For `tools/call` it becomes a
@@ -168,6 +174,7 @@ impl fmt::Display for Error {
             }
             ErrorKind::ResourceNotFound(uri) => write!(f, "resource not found: {}", uri),
             ErrorKind::Closed => write!(f, "connection closed"),
+            ErrorKind::InputRequired => write!(f, "input required from the client"),
             ErrorKind::Message(m) => write!(f, "{}", m),
         }
     }

@@ -83,9 +83,9 @@ pub use error::{Error, ErrorKind};
 pub use jsonrpc::{ErrorCode, ErrorObject, JsonObject, RequestId};
 pub use protocol::*;
 pub use server::{
-    CompletionHandler, PromptHandler, RequestContext, RequestOutcome, RequestStatus,
-    ResourceHandler, ResourceTemplateHandler, Server, ServerBuilder, ServerHandle,
-    TemplateVariables, ToolHandler,
+    CacheScope, CompletionHandler, InputRequest, InputResponses, PromptHandler, RequestContext,
+    RequestOutcome, RequestStateCodec, RequestStatus, ResourceHandler, ResourceTemplateHandler,
+    Server, ServerBuilder, ServerHandle, ServerStateStore, TemplateVariables, ToolHandler,
 };
 pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;

@@ -34,6 +34,18 @@ pub(crate) struct SessionState {
     pub(crate) log_level: Option<LoggingLevel>,
     /// URIs from `resources/subscribe`.
     pub(crate) subscriptions: HashSet<String>,
+    /// The era this connection or session is locked to, once known
+    /// (ERA-2: the first request decides on stdio).
+    pub(crate) era: Option<Era>,
+}
+
+/// The two protocol eras.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// 2025-11-25 and older: `initialize`, sessions.
+    Legacy,
+    /// 2026-07-28: per-request envelope, no sessions.
+    Modern,
 }
 
 /// A pending request of ours to the client, waiting for its answer.
@@ -51,6 +63,8 @@ pub(crate) struct Session {
     next_request_id: AtomicI64,
     /// Where messages related to no request go (stdout, the GET stream).
     pub(crate) unrelated: Mutex<Option<Arc<dyn Sink>>>,
+    /// Keys of the listen streams this session opened (2026-07-28).
+    pub(crate) listen_keys: Mutex<Vec<u64>>,
 }
 
 impl Session {
@@ -72,11 +86,13 @@ impl Session {
                 client_capabilities: ClientCapabilities::default(),
                 log_level: None,
                 subscriptions: HashSet::new(),
+                era: None,
             }),
             in_flight: InFlightTable::new(server.config.max_in_flight),
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
             unrelated: Mutex::new(unrelated),
+            listen_keys: Mutex::new(Vec::new()),
         });
         server.register_session(&session);
         session
@@ -106,7 +122,15 @@ impl Session {
     pub(crate) fn cancel_all(&self, reason: &str) {
         for entry in self.in_flight.cancel_all(reason) {
             self.cancel_nested(entry.nested, Some(reason), None);
+            entry.sink.end();
         }
+        self.server.listen.drop_owner(self.key);
+    }
+
+    /// Locks the session's era (HTTP sessions and stateless requests know
+    /// theirs from the start).
+    pub(crate) fn lock_era(&self, era: Era) {
+        self.state.lock().era = Some(era);
     }
 
     /// End of input: sets every running handler's cancellation flag and
@@ -115,6 +139,7 @@ impl Session {
     pub(crate) fn flag_all(&self, reason: &str) {
         let nested = self.in_flight.flag_all(reason);
         self.cancel_nested(nested, Some(reason), None);
+        self.server.listen.drop_owner(self.key);
     }
 
     /// Fails our pending requests `nested` with a cancelled error; when a

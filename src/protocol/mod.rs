@@ -52,6 +52,33 @@ pub mod versions {
     pub fn is_supported(version: &str) -> bool {
         SUPPORTED.contains(&version)
     }
+
+    /// 2026-07-28: the stateless revision (no `initialize`, per-request
+    /// `_meta`, `server/discover`, `subscriptions/listen`).
+    pub const V2026_07_28: &str = "2026-07-28";
+    /// Every stateless (modern) version served, newest first.
+    pub const MODERN: &[&str] = &[V2026_07_28];
+
+    /// `true` if `version` is one of [`MODERN`].
+    pub fn is_modern(version: &str) -> bool {
+        MODERN.contains(&version)
+    }
+}
+
+/// `_meta` keys of the 2026-07-28 request envelope and results.
+pub mod meta {
+    /// The request's protocol version (required).
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// The client's capabilities for this request (required).
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Who the client is (optional).
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Opts the request into `notifications/message` at this level or above.
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// Who the server is, stamped on results.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// The listen request's id, stamped on every message of its stream.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 }
 
 /// Method names, spelled as the spec spells them.
@@ -88,6 +115,10 @@ pub mod methods {
     pub const ELICITATION_CREATE: &str = "elicitation/create";
     /// `roots/list` (server to client)
     pub const ROOTS_LIST: &str = "roots/list";
+    /// `server/discover` (2026-07-28)
+    pub const SERVER_DISCOVER: &str = "server/discover";
+    /// `subscriptions/listen` (2026-07-28)
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 }
 
 /// Notification method names.
@@ -112,6 +143,8 @@ pub mod notifications {
     pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
     /// `notifications/elicitation/complete`
     pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+    /// `notifications/subscriptions/acknowledged` (2026-07-28)
+    pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 }
 
 /// The name and version of a client or server.

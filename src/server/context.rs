@@ -9,6 +9,8 @@ use crossbeam_channel::RecvTimeoutError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::modern::Envelope;
+use super::mrtr::{InputRequest, InputResponses, Rounds};
 use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
@@ -39,6 +41,10 @@ pub struct RequestContext {
     pub(crate) flag: CancellationFlag,
     pub(crate) sink: Arc<dyn Sink>,
     pub(crate) meta: Option<JsonObject>,
+    /// The request's envelope and MRTR rounds, in the 2026-07-28 era.
+    pub(crate) modern: Option<(Arc<Envelope>, Rounds)>,
+    /// The handler's state in the 2025-11-25 era (one run, one round).
+    pub(crate) legacy_state: parking_lot::Mutex<Option<Value>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -72,19 +78,38 @@ impl RequestContext {
         self.meta.as_ref()
     }
 
-    /// The client's `clientInfo` from `initialize`.
+    /// The client's `clientInfo`: from `initialize`, or in the 2026-07-28
+    /// era from this request's `_meta`.
     pub fn client_info(&self) -> Option<Implementation> {
-        self.session.state.lock().client_info.clone()
+        match &self.modern {
+            Some((envelope, _)) => envelope.client_info.clone(),
+            None => self.session.state.lock().client_info.clone(),
+        }
     }
 
-    /// The capabilities the client declared in `initialize`.
+    /// The capabilities the client declared: in `initialize`, or in the
+    /// 2026-07-28 era in this request's `_meta` (never earlier requests').
     pub fn client_capabilities(&self) -> ClientCapabilities {
-        self.session.state.lock().client_capabilities.clone()
+        match &self.modern {
+            Some((envelope, _)) => envelope.client_capabilities.clone(),
+            None => self.session.state.lock().client_capabilities.clone(),
+        }
     }
 
-    /// The negotiated protocol version, e.g. `2025-11-25`.
+    /// The protocol version of this request: the negotiated one (e.g.
+    /// `2025-11-25`) or this request's (`2026-07-28`).
     pub fn protocol_version(&self) -> String {
-        self.session.state.lock().protocol_version.clone()
+        match &self.modern {
+            Some((envelope, _)) => envelope.version.clone(),
+            None => self.session.state.lock().protocol_version.clone(),
+        }
+    }
+
+    /// `true` for a 2026-07-28 (stateless) request, where the server cannot
+    /// send requests to the client and asks for input with
+    /// `input_required` instead.
+    pub fn is_stateless(&self) -> bool {
+        self.modern.is_some()
     }
 
     /// A handle to the server, to change what it offers or notify clients.
@@ -168,8 +193,12 @@ impl RequestContext {
         logger: Option<&str>,
         data: impl Into<Value>,
     ) {
-        let wanted = self.session.state.lock().log_level;
-        if matches!(wanted, Some(min) if level < min) || self.flag.is_cancelled() {
+        let allowed = match &self.modern {
+            // LOG-1 (2026-07-28): only when this request opted in.
+            Some((envelope, _)) => matches!(envelope.log_level, Some(min) if level >= min),
+            None => !matches!(self.session.state.lock().log_level, Some(min) if level < min),
+        };
+        if !allowed || self.flag.is_cancelled() {
             return;
         }
         let mut params = JsonObject::new();
@@ -186,6 +215,11 @@ impl RequestContext {
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
     ///
+    /// In the 2026-07-28 era this takes its answer from the client's retry,
+    /// or records the request and returns [`ErrorKind::InputRequired`] (see
+    /// [`request_inputs`](Self::request_inputs)); the same holds for
+    /// [`elicit`](Self::elicit) and [`list_roots`](Self::list_roots).
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::CapabilityMissing`] if the client did not declare
@@ -198,6 +232,9 @@ impl RequestContext {
     ) -> Result<CreateMessageResult, Error> {
         if !self.client_capabilities().supports_sampling() {
             return Err(missing("sampling"));
+        }
+        if self.modern.is_some() {
+            return self.ask_one(InputRequest::create_message(params));
         }
         self.call(
             methods::SAMPLING_CREATE_MESSAGE,
@@ -226,12 +263,19 @@ impl RequestContext {
             }
             _ => {}
         }
+        if self.modern.is_some() {
+            return self.ask_one(InputRequest::elicit(params));
+        }
         self.call(methods::ELICITATION_CREATE, serde_json::to_value(params)?)
     }
 
     /// Tells the client a URL-mode elicitation finished
     /// (`notifications/elicitation/complete {elicitationId}`, ELIC-5).
+    /// A no-op in the 2026-07-28 era, which has no such notification.
     pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
+        if self.modern.is_some() {
+            return;
+        }
         self.sink.send(Message::notification(
             notifications::ELICITATION_COMPLETE,
             Some(serde_json::json!({ "elicitationId": elicitation_id })),
@@ -250,7 +294,117 @@ impl RequestContext {
         if !self.client_capabilities().supports_roots() {
             return Err(missing("roots"));
         }
+        if self.modern.is_some() {
+            return self.ask_one(InputRequest::list_roots());
+        }
         self.call(methods::ROOTS_LIST, Value::Object(JsonObject::new()))
+    }
+
+    /// Asks the client for several inputs at once, under keys the handler
+    /// chooses, and returns the answers by key.
+    ///
+    /// In the 2025-11-25 era the requests are sent to the client one by
+    /// one and answered before this returns. In the 2026-07-28 era, the
+    /// answers come from the client's retry: when one is missing (or does
+    /// not parse), this records the requests and returns
+    /// [`ErrorKind::InputRequired`], which the handler passes on with `?`;
+    /// the request is answered with `input_required` and the handler runs
+    /// again on the retry. Answers from earlier rounds stay available in
+    /// later rounds (they travel in `requestState`), so a multi-round
+    /// handler simply calls this once per round.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CapabilityMissing`] if the client did not declare a
+    /// capability a request needs (MRTR-2; `-32021` in the 2026-07-28 era);
+    /// [`ErrorKind::InputRequired`] as above; otherwise as
+    /// [`send_request`](Self::send_request).
+    ///
+    /// Spec: SEP-2322 multi round-trip requests (2026-07-28).
+    pub fn request_inputs(
+        &self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<InputResponses, Error> {
+        let caps = self.client_capabilities();
+        for (_, request) in &requests {
+            let declared = match request.capability() {
+                "sampling" => caps.supports_sampling(),
+                "roots" => caps.supports_roots(),
+                "elicitation.url" => caps.supports_elicitation_url(),
+                _ => caps.supports_elicitation_form(),
+            };
+            if !declared {
+                return Err(missing(request.capability()));
+            }
+        }
+        let rounds = match &self.modern {
+            Some((_, rounds)) => rounds,
+            None => {
+                let timeout = self.session.server.config.client_request_timeout;
+                let mut answers = JsonObject::new();
+                for (key, request) in requests {
+                    let answer =
+                        self.send_request(&request.method, Some(request.params), timeout)?;
+                    answers.insert(key, answer);
+                }
+                return Ok(InputResponses(answers));
+            }
+        };
+        let mut answers = JsonObject::new();
+        for (key, request) in requests {
+            match rounds.answers.get(&key) {
+                Some(answer @ Value::Object(_)) => {
+                    answers.insert(key, answer.clone());
+                }
+                _ => rounds.ask(&key, request),
+            }
+        }
+        if rounds.asked.lock().is_empty() {
+            Ok(InputResponses(answers))
+        } else {
+            Err(Error::new(ErrorKind::InputRequired))
+        }
+    }
+
+    /// The handler's own state: what it set with
+    /// [`set_request_state`](Self::set_request_state) in this run, else, in
+    /// the 2026-07-28 era, what it set in the previous round (verified by
+    /// the server's [`RequestStateCodec`](crate::RequestStateCodec)).
+    pub fn request_state(&self) -> Option<Value> {
+        match &self.modern {
+            Some((_, rounds)) => rounds
+                .new_user_state
+                .lock()
+                .clone()
+                .or_else(|| rounds.user_state.clone()),
+            None => self.legacy_state.lock().clone(),
+        }
+    }
+
+    /// Sets the state to carry into the next round (2026-07-28: sent in
+    /// `requestState`, protected by the server's codec).
+    pub fn set_request_state(&self, state: Value) {
+        match &self.modern {
+            Some((_, rounds)) => *rounds.new_user_state.lock() = Some(state),
+            None => *self.legacy_state.lock() = Some(state),
+        }
+    }
+
+    /// A blocking call in the 2026-07-28 era: its answer from the retry, or
+    /// `InputRequired` after recording it under the next positional key.
+    fn ask_one<T: DeserializeOwned>(&self, request: InputRequest) -> Result<T, Error> {
+        let rounds = match &self.modern {
+            Some((_, rounds)) => rounds,
+            None => return Err(Error::new(ErrorKind::Closed)),
+        };
+        let key = rounds.next_key();
+        if let Some(answer) = rounds.answers.get(&key) {
+            if let Ok(parsed) = serde_json::from_value(answer.clone()) {
+                return Ok(parsed);
+            }
+        }
+        rounds.ask(&key, request);
+        Err(Error::new(ErrorKind::InputRequired))
     }
 
     fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, Error> {
@@ -267,7 +421,9 @@ impl RequestContext {
     ///   (the client is sent `notifications/cancelled` for ours);
     /// - [`ErrorKind::Timeout`] after `timeout` (likewise, LC-6);
     /// - [`ErrorKind::Client`] when the client answers with an error;
-    /// - [`ErrorKind::Closed`] when the connection is gone.
+    /// - [`ErrorKind::Closed`] when the connection is gone;
+    /// - [`ErrorKind::Message`] in the 2026-07-28 era, where servers send
+    ///   no requests (use [`request_inputs`](Self::request_inputs)).
     pub fn send_request(
         &self,
         method: &str,
@@ -275,6 +431,13 @@ impl RequestContext {
         timeout: Duration,
     ) -> Result<Value, Error> {
         self.check_cancelled()?;
+        if self.modern.is_some() {
+            // GEN-5: no requests to the client in the 2026-07-28 era.
+            return Err(Error::msg(format!(
+                "{} cannot be sent in the 2026-07-28 era; use request_inputs",
+                method
+            )));
+        }
         let session = &self.session;
         let id = session.next_request_id();
         let (sender, receiver) = crossbeam_channel::bounded(1);

@@ -17,6 +17,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::listen::SubscriptionFilter;
+use super::modern::{self, Envelope};
+use super::mrtr::Rounds;
 use super::registry::Resolved;
 use super::{RequestContext, RequestOutcome, RequestStatus};
 use crate::cancel::{BeginError, CancellationFlag};
@@ -28,7 +31,7 @@ use crate::protocol::{
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
     SetLevelRequestParams,
 };
-use crate::session::Session;
+use crate::session::{Era, Session};
 use crate::transport::Sink;
 use crate::{Error, ErrorKind};
 
@@ -39,9 +42,25 @@ pub(crate) struct Job {
     flag: CancellationFlag,
     sink: Arc<dyn Sink>,
     started: Instant,
+    /// The envelope of a 2026-07-28 request.
+    modern: Option<Arc<Envelope>>,
 }
 
 type Answer = Result<Value, ErrorObject>;
+
+/// How a handler run ended, short of a result.
+enum Failure {
+    /// Send this error.
+    Rpc(ErrorObject),
+    /// Answer `input_required` (2026-07-28).
+    InputRequired,
+}
+
+impl From<ErrorObject> for Failure {
+    fn from(e: ErrorObject) -> Self {
+        Failure::Rpc(e)
+    }
+}
 
 impl Session {
     /// Handles one message from the client. Responses go to `sink`.
@@ -64,8 +83,24 @@ impl Session {
     fn receive_request(self: &Arc<Self>, request: Request, sink: &Arc<dyn Sink>) -> Option<Job> {
         let started = Instant::now();
         log::debug!("< request {} {}", request.id, request.method);
+        let claim = modern::is_modern_claim(&request);
+        let era = {
+            let mut state = self.state.lock();
+            *state
+                .era
+                .get_or_insert(if claim { Era::Modern } else { Era::Legacy })
+        };
+        if era == Era::Modern {
+            return self.receive_modern(request, sink, started);
+        }
         let method = request.method.as_str();
-        let answer: Answer = if method == methods::INITIALIZE {
+        let answer: Answer = if claim {
+            // ERA-6: a modern request on a handshake-era connection.
+            Err(ErrorObject::invalid_request(
+                "this connection uses the 2025-11-25 handshake era (initialize); \
+                 requests with a 2026-07-28 _meta envelope are not accepted on it",
+            ))
+        } else if method == methods::INITIALIZE {
             self.initialize(request.params)
         } else if method == methods::PING {
             Ok(empty())
@@ -91,6 +126,7 @@ impl Session {
                                     flag,
                                     sink: Arc::clone(sink),
                                     started,
+                                    modern: None,
                                 })
                             }
                             Err(BeginError::Duplicate) => Err(ErrorObject::invalid_request(
@@ -112,20 +148,184 @@ impl Session {
                 _ => Err(ErrorObject::method_not_found(method)),
             }
         };
+        self.respond(sink, request.id, request.method, started, answer);
+        None
+    }
+
+    /// Sends an inline answer and reports it.
+    fn respond(
+        &self,
+        sink: &Arc<dyn Sink>,
+        id: RequestId,
+        method: String,
+        started: Instant,
+        answer: Answer,
+    ) {
         let status = match &answer {
             Ok(_) => RequestStatus::Ok,
             Err(e) => RequestStatus::Error(e.code),
         };
         sink.send(Message::Response(Response {
-            id: Some(request.id),
+            id: Some(id),
             outcome: answer,
         }));
         self.server.report(&RequestOutcome {
-            method: request.method,
+            method,
             duration: started.elapsed(),
             status,
         });
+    }
+
+    /// A request of the 2026-07-28 era (MOD-*, VER-*, META-*).
+    fn receive_modern(
+        self: &Arc<Self>,
+        request: Request,
+        sink: &Arc<dyn Sink>,
+        started: Instant,
+    ) -> Option<Job> {
+        let answer = match self.modern_answer(&request, sink) {
+            Ok(Some(envelope)) => {
+                // A handler must run.
+                return match self.in_flight.begin(&request.id, Arc::clone(sink)) {
+                    Ok(flag) => Some(Job {
+                        session: Arc::clone(self),
+                        request,
+                        flag,
+                        sink: Arc::clone(sink),
+                        started,
+                        modern: Some(Arc::new(envelope)),
+                    }),
+                    Err(BeginError::Duplicate) => {
+                        let message = format!("request id {} is already in flight", request.id);
+                        self.respond(
+                            sink,
+                            request.id,
+                            request.method,
+                            started,
+                            Err(ErrorObject::invalid_request(message)),
+                        );
+                        None
+                    }
+                    Err(BeginError::Full) => {
+                        let error =
+                            ErrorObject::internal("too many requests in flight; retry later");
+                        self.respond(sink, request.id, request.method, started, Err(error));
+                        None
+                    }
+                };
+            }
+            // A listen stream is open; its answer comes when it ends.
+            Ok(None) => return None,
+            Err(answer) => answer,
+        };
+        self.respond(sink, request.id, request.method, started, answer);
         None
+    }
+
+    /// Checks a modern request and answers what needs no handler.
+    /// `Ok(Some(envelope))`: run the handler; `Ok(None)`: a listen stream
+    /// was opened; `Err(answer)`: send `answer`.
+    fn modern_answer(
+        self: &Arc<Self>,
+        request: &Request,
+        sink: &Arc<dyn Sink>,
+    ) -> Result<Option<Envelope>, Answer> {
+        let method = request.method.as_str();
+        if method == methods::INITIALIZE {
+            // ERA-5: initialize on a connection locked to 2026-07-28.
+            let requested = request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            return Err(Err(modern::unsupported_version(requested)));
+        }
+        let envelope = modern::read_envelope(request.params.as_ref()).map_err(Err)?;
+        modern::check_version(&envelope.version).map_err(Err)?;
+        let server = &self.server;
+        let caps = &server.capabilities;
+        let info = &server.info;
+        let cache = Some(server.cache);
+        let gate = |offered: bool| {
+            if offered {
+                Ok(())
+            } else {
+                Err(Err(ErrorObject::method_not_found(method)))
+            }
+        };
+        let params = request.params.clone();
+        let listed = |answer: Answer| -> Result<Option<Envelope>, Answer> {
+            Err(answer.map(|v| modern::decorate(v, info, cache)))
+        };
+        match method {
+            methods::SERVER_DISCOVER => {
+                let mut result = serde_json::json!({
+                    "supportedVersions": crate::protocol::versions::MODERN,
+                    "capabilities": caps,
+                });
+                if let Some(instructions) = &server.instructions {
+                    result["instructions"] = Value::from(instructions.as_str());
+                }
+                Err(Ok(modern::decorate(result, info, cache)))
+            }
+            methods::TOOLS_LIST => {
+                gate(caps.tools.is_some())?;
+                listed(self.list_tools(params))
+            }
+            methods::PROMPTS_LIST => {
+                gate(caps.prompts.is_some())?;
+                listed(self.list_prompts(params))
+            }
+            methods::RESOURCES_LIST => {
+                gate(caps.resources.is_some())?;
+                listed(self.list_resources(params))
+            }
+            methods::RESOURCES_TEMPLATES_LIST => {
+                gate(caps.resources.is_some())?;
+                listed(self.list_templates(params))
+            }
+            methods::TOOLS_CALL => gate(caps.tools.is_some()).map(|()| Some(envelope)),
+            methods::PROMPTS_GET => gate(caps.prompts.is_some()).map(|()| Some(envelope)),
+            methods::RESOURCES_READ => gate(caps.resources.is_some()).map(|()| Some(envelope)),
+            methods::COMPLETION_COMPLETE => {
+                gate(caps.completions.is_some() && server.completion.is_some())
+                    .map(|()| Some(envelope))
+            }
+            methods::SUBSCRIPTIONS_LISTEN => {
+                let filter: SubscriptionFilter = params
+                    .as_ref()
+                    .and_then(|p| p.get("notifications"))
+                    .ok_or_else(|| {
+                        Err(ErrorObject::invalid_params(
+                            "subscriptions/listen needs params.notifications",
+                        ))
+                    })
+                    .and_then(|n| {
+                        serde_json::from_value(n.clone()).map_err(|e| {
+                            Err(ErrorObject::invalid_params(format!(
+                                "invalid notifications: {}",
+                                e
+                            )))
+                        })
+                    })?;
+                let honoured = filter.honoured(caps);
+                match server
+                    .listen
+                    .open(self.key, request.id.clone(), honoured, Arc::clone(sink))
+                {
+                    Some(key) => {
+                        self.listen_keys.lock().push(key);
+                        Ok(None)
+                    }
+                    None => Err(Err(ErrorObject::internal(
+                        "too many listen streams; try again later",
+                    ))),
+                }
+            }
+            // REM-1: removed in 2026-07-28, and anything unknown.
+            _ => Err(Err(ErrorObject::method_not_found(method))),
+        }
     }
 
     fn receive_notification(&self, method: &str, params: Option<Value>) {
@@ -141,6 +341,10 @@ impl Session {
                     Some(id) => id,
                     None => return,
                 };
+                if self.server.listen.cancel(self.key, &id) {
+                    // LISTEN-10: a listen stream ends without a word.
+                    return;
+                }
                 if let Some(entry) = self.in_flight.cancel(&id, params.reason.clone()) {
                     log::debug!(
                         "request {} cancelled: {}",
@@ -311,6 +515,7 @@ impl Job {
             flag,
             sink,
             started,
+            modern,
         } = self;
         let meta = request
             .params
@@ -318,6 +523,16 @@ impl Job {
             .and_then(|p| p.get("_meta"))
             .and_then(Value::as_object)
             .cloned();
+        let rounds = match &modern {
+            Some(_) => match read_rounds(&session, &request) {
+                Ok(rounds) => Some(rounds),
+                Err(error) => {
+                    finish(&session, request, &flag, &sink, started, Err(error));
+                    return;
+                }
+            },
+            None => None,
+        };
         let ctx = RequestContext {
             session: Arc::clone(&session),
             request_id: request.id.clone(),
@@ -325,9 +540,11 @@ impl Job {
             flag: flag.clone(),
             sink: Arc::clone(&sink),
             meta,
+            modern: modern.zip(rounds),
+            legacy_state: parking_lot::Mutex::new(None),
         };
-        let params = request.params;
-        let answer =
+        let params = request.params.clone();
+        let outcome =
             catch_unwind(AssertUnwindSafe(|| run_handler(&ctx, params))).unwrap_or_else(|panic| {
                 let what = panic
                     .downcast_ref::<&str>()
@@ -335,36 +552,153 @@ impl Job {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
                 log::error!("handler for {} panicked: {}", request.method, what);
-                Err(ErrorObject::internal("the handler failed unexpectedly"))
+                Err(Failure::Rpc(ErrorObject::internal(
+                    "the handler failed unexpectedly",
+                )))
             });
-        drop(ctx);
-        let status = if session.in_flight.finish(&request.id).is_some() {
-            let status = match &answer {
-                Ok(_) => RequestStatus::Ok,
-                Err(e) => RequestStatus::Error(e.code),
-            };
-            log::debug!("> response {} {}", request.id, request.method);
-            sink.send(Message::Response(Response {
-                id: Some(request.id),
-                outcome: answer,
-            }));
-            status
-        } else {
-            // The cancel won: no response (CAN-1).
-            sink.end();
-            RequestStatus::Cancelled {
-                reason: flag.reason(),
+        let answer = match (outcome, &ctx.modern) {
+            (Ok(value), Some(_)) => {
+                let cache = if request.method == methods::RESOURCES_READ {
+                    Some(session.server.cache)
+                } else {
+                    None
+                };
+                Ok(modern::decorate(value, &session.server.info, cache))
             }
+            (Ok(value), None) => Ok(value),
+            (Err(Failure::Rpc(error)), _) => Err(error),
+            (Err(Failure::InputRequired), Some((_, rounds))) => {
+                input_required(&session, &request, rounds)
+            }
+            (Err(Failure::InputRequired), None) => Err(ErrorObject::internal(
+                "the handler asked for input outside the 2026-07-28 era",
+            )),
         };
-        session.server.report(&RequestOutcome {
-            method: request.method,
-            duration: started.elapsed(),
-            status,
-        });
+        drop(ctx);
+        finish(&session, request, &flag, &sink, started, answer);
     }
 }
 
-fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Answer {
+/// Writes the response unless a cancel won, and reports the outcome.
+fn finish(
+    session: &Arc<Session>,
+    request: Request,
+    flag: &CancellationFlag,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+    answer: Answer,
+) {
+    let status = if session.in_flight.finish(&request.id).is_some() {
+        let status = match &answer {
+            Ok(_) => RequestStatus::Ok,
+            Err(e) => RequestStatus::Error(e.code),
+        };
+        log::debug!("> response {} {}", request.id, request.method);
+        sink.send(Message::Response(Response {
+            id: Some(request.id),
+            outcome: answer,
+        }));
+        status
+    } else {
+        // The cancel won: no response (CAN-1).
+        sink.end();
+        RequestStatus::Cancelled {
+            reason: flag.reason(),
+        }
+    };
+    session.server.report(&RequestOutcome {
+        method: request.method,
+        duration: started.elapsed(),
+        status,
+    });
+}
+
+/// The name a request's `requestState` is bound to: the tool or prompt
+/// name, or the resource URI.
+fn request_target(request: &Request) -> Value {
+    let params = request.params.as_ref();
+    params
+        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// MRTR-3, MRTR-5: the answers and state a retry carries.
+fn read_rounds(session: &Session, request: &Request) -> Result<Rounds, ErrorObject> {
+    let params = request.params.as_ref();
+    let mut answers = match params.and_then(|p| p.get("inputResponses")) {
+        None | Some(Value::Null) => JsonObject::new(),
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "inputResponses must be an object",
+            ))
+        }
+    };
+    let mut user_state = None;
+    match params.and_then(|p| p.get("requestState")) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(token)) => {
+            let state =
+                session.server.state_codec.decode(token).map_err(|e| {
+                    ErrorObject::invalid_params(format!("invalid requestState: {}", e))
+                })?;
+            if state.get("method").and_then(Value::as_str) != Some(request.method.as_str())
+                || state.get("target") != Some(&request_target(request))
+            {
+                return Err(ErrorObject::invalid_params(
+                    "requestState belongs to another request",
+                ));
+            }
+            if let Some(Value::Object(earlier)) = state.get("answers") {
+                for (key, value) in earlier {
+                    answers.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            user_state = state.get("user").cloned().filter(|v| !v.is_null());
+        }
+        Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
+    }
+    Ok(Rounds::new(answers, user_state))
+}
+
+/// MRTR-1..3: `{"resultType": "input_required", "inputRequests",
+/// "requestState"}`, the state carrying every answer so far.
+fn input_required(session: &Session, request: &Request, rounds: &Rounds) -> Answer {
+    let mut input_requests = JsonObject::new();
+    for (key, input) in rounds.asked.lock().iter() {
+        input_requests.insert(
+            key.clone(),
+            serde_json::json!({ "method": input.method, "params": input.params }),
+        );
+    }
+    let user = rounds
+        .new_user_state
+        .lock()
+        .clone()
+        .or_else(|| rounds.user_state.clone());
+    let state = serde_json::json!({
+        "method": request.method,
+        "target": request_target(request),
+        "answers": rounds.answers,
+        "user": user,
+    });
+    let token = session
+        .server
+        .state_codec
+        .encode(&state)
+        .map_err(|e| ErrorObject::internal(format!("cannot encode requestState: {}", e)))?;
+    let mut result = JsonObject::new();
+    result.insert("resultType".into(), Value::from("input_required"));
+    if !input_requests.is_empty() {
+        result.insert("inputRequests".into(), Value::Object(input_requests));
+    }
+    result.insert("requestState".into(), Value::from(token));
+    modern::stamp(&mut result, &session.server.info);
+    Ok(Value::Object(result))
+}
+
+fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
     let server = &ctx.session.server;
     match ctx.method.as_str() {
         methods::TOOLS_CALL => {
@@ -382,10 +716,10 @@ fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Answer {
                     )),
                     Ok(()) => match entry.handler.call(ctx, arguments) {
                         Ok(result) => result,
-                        Err(e) => tool_error(e)?,
+                        Err(e) => tool_error(ctx, e)?,
                     },
                 };
-            to_value(result)
+            Ok(to_value(result)?)
         }
         methods::PROMPTS_GET => {
             let params: GetPromptRequestParams = parse_params(params)?;
@@ -399,14 +733,15 @@ fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Answer {
                     return Err(ErrorObject::invalid_params(format!(
                         "missing required argument {} for prompt {}",
                         argument.name, params.name
-                    )));
+                    ))
+                    .into());
                 }
             }
             let result = entry
                 .handler
                 .get(ctx, arguments)
-                .map_err(|e| e.to_error_object())?;
-            to_value(result)
+                .map_err(|e| handler_error(ctx, e))?;
+            Ok(to_value(result)?)
         }
         methods::RESOURCES_READ => {
             let params: ReadResourceRequestParams = parse_params(params)?;
@@ -418,7 +753,7 @@ fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Answer {
                 }
                 None => Err(Error::resource_not_found(params.uri.clone())),
             };
-            to_value(result.map_err(|e| e.to_error_object())?)
+            Ok(to_value(result.map_err(|e| handler_error(ctx, e))?)?)
         }
         methods::COMPLETION_COMPLETE => {
             let params: CompleteRequestParams = parse_params(params)?;
@@ -426,21 +761,37 @@ fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Answer {
                 .completion
                 .as_ref()
                 .ok_or_else(|| ErrorObject::method_not_found(methods::COMPLETION_COMPLETE))?;
-            to_value(
-                handler
-                    .complete(ctx, params)
-                    .map_err(|e| e.to_error_object())?,
-            )
+            let result = handler
+                .complete(ctx, params)
+                .map_err(|e| handler_error(ctx, e))?;
+            Ok(to_value(result)?)
         }
-        other => Err(ErrorObject::method_not_found(other)),
+        other => Err(ErrorObject::method_not_found(other).into()),
+    }
+}
+
+/// A handler's error as the failure this era sends.
+fn handler_error(ctx: &RequestContext, error: Error) -> Failure {
+    match (error.kind(), ctx.is_stateless()) {
+        (ErrorKind::InputRequired, true) => Failure::InputRequired,
+        (_, true) => Failure::Rpc(modern::error_object(&error)),
+        (_, false) => Failure::Rpc(error.to_error_object()),
     }
 }
 
 /// TOOL-6: a tool's failure is a result with `isError: true`, except the
-/// errors that must reach the client as JSON-RPC errors.
-fn tool_error(error: Error) -> Result<CallToolResult, ErrorObject> {
+/// errors that must reach the client otherwise: JSON-RPC errors the handler
+/// chose, `-32042`, and in the 2026-07-28 era `input_required` and
+/// `-32021`.
+fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
     match error.kind() {
-        ErrorKind::Rpc(_) | ErrorKind::UrlElicitationRequired(_) => Err(error.to_error_object()),
+        ErrorKind::Rpc(_) => Err(handler_error(ctx, error)),
+        ErrorKind::UrlElicitationRequired(_) if !ctx.is_stateless() => {
+            Err(handler_error(ctx, error))
+        }
+        ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if ctx.is_stateless() => {
+            Err(handler_error(ctx, error))
+        }
         _ => Ok(CallToolResult::error(error.to_string())),
     }
 }

@@ -4,6 +4,9 @@
 mod context;
 pub(crate) mod dispatch;
 mod handler;
+pub(crate) mod listen;
+pub(crate) mod modern;
+pub(crate) mod mrtr;
 mod registry;
 mod uri_template;
 mod validate;
@@ -12,6 +15,8 @@ pub use context::RequestContext;
 pub use handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
+pub use modern::CacheScope;
+pub use mrtr::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
 pub use registry::TemplateVariables;
 
 use std::collections::HashMap;
@@ -86,6 +91,8 @@ impl Server {
             on_request_finished: None,
             config: Config::default(),
             capabilities: None,
+            cache: modern::CacheHints::default(),
+            state_codec: None,
         }
     }
 
@@ -115,6 +122,7 @@ pub(crate) struct Config {
     pub(crate) max_in_flight: usize,
     pub(crate) max_workers: usize,
     pub(crate) max_subscriptions: usize,
+    pub(crate) max_listen_streams: usize,
 }
 
 impl Default for Config {
@@ -126,6 +134,7 @@ impl Default for Config {
             max_in_flight: 1024,
             max_workers: 256,
             max_subscriptions: 1024,
+            max_listen_streams: 1024,
         }
     }
 }
@@ -139,6 +148,8 @@ pub struct ServerBuilder {
     on_request_finished: Option<RequestHook>,
     config: Config,
     capabilities: Option<ServerCapabilities>,
+    cache: modern::CacheHints,
+    state_codec: Option<Box<dyn RequestStateCodec>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -263,6 +274,30 @@ impl ServerBuilder {
         self
     }
 
+    /// Most `subscriptions/listen` streams open at once (2026-07-28). Past
+    /// it a listen request gets `-32603` "too many listen streams" (HTTP
+    /// 503) before any acknowledgement. Defaults to 1024.
+    pub fn max_listen_streams(mut self, n: usize) -> Self {
+        self.config.max_listen_streams = n;
+        self
+    }
+
+    /// The cache hints of cacheable 2026-07-28 results (`server/discover`,
+    /// the list methods, `resources/read`): `ttlMs` and `cacheScope`.
+    /// Defaults to 0 ms (stale at once) and private (CACHE-1).
+    pub fn cache_hints(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.cache = modern::CacheHints { ttl, scope };
+        self
+    }
+
+    /// How `requestState` is made and checked for multi round-trip
+    /// requests (2026-07-28). Defaults to a [`ServerStateStore`]: the state
+    /// stays in memory behind a random, expiring key.
+    pub fn request_state_codec(mut self, codec: impl RequestStateCodec) -> Self {
+        self.state_codec = Some(Box::new(codec));
+        self
+    }
+
     /// Replaces the capabilities derived from what was registered.
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
@@ -315,9 +350,14 @@ impl ServerBuilder {
                 registry: RwLock::new(self.registry),
                 completion: self.completion,
                 on_request_finished: self.on_request_finished,
+                listen: listen::ListenRegistry::new(self.config.max_listen_streams),
                 config: self.config,
                 sessions: Mutex::new(HashMap::new()),
                 next_session_key: AtomicU64::new(1),
+                cache: self.cache,
+                state_codec: self
+                    .state_codec
+                    .unwrap_or_else(|| Box::new(ServerStateStore::default())),
             }),
         }
     }
@@ -334,6 +374,9 @@ pub(crate) struct ServerInner {
     pub(crate) config: Config,
     sessions: Mutex<HashMap<u64, Weak<Session>>>,
     next_session_key: AtomicU64,
+    pub(crate) listen: listen::ListenRegistry,
+    pub(crate) cache: modern::CacheHints,
+    pub(crate) state_codec: Box<dyn RequestStateCodec>,
 }
 
 impl ServerInner {
@@ -460,27 +503,40 @@ impl ServerHandle {
         removed
     }
 
-    /// Sends `notifications/tools/list_changed` to every session.
+    /// Sends `notifications/tools/list_changed` to every session and every
+    /// listen stream that asked for it.
     pub fn notify_tools_list_changed(&self) {
         self.inner
             .broadcast(notifications::TOOLS_LIST_CHANGED, None);
+        self.inner.listen.notify(listen::Change::Tools);
     }
 
-    /// Sends `notifications/prompts/list_changed` to every session.
+    /// Sends `notifications/prompts/list_changed` to every session and
+    /// every listen stream that asked for it.
     pub fn notify_prompts_list_changed(&self) {
         self.inner
             .broadcast(notifications::PROMPTS_LIST_CHANGED, None);
+        self.inner.listen.notify(listen::Change::Prompts);
     }
 
-    /// Sends `notifications/resources/list_changed` to every session.
+    /// Sends `notifications/resources/list_changed` to every session and
+    /// every listen stream that asked for it.
     pub fn notify_resources_list_changed(&self) {
         self.inner
             .broadcast(notifications::RESOURCES_LIST_CHANGED, None);
+        self.inner.listen.notify(listen::Change::Resources);
+    }
+
+    /// Ends every `subscriptions/listen` stream gracefully: each gets its
+    /// listen request's result (LISTEN-11) and its HTTP response ends.
+    pub fn close_listen_streams(&self) {
+        self.inner.listen.close_all(&self.inner.info);
     }
 
     /// Sends `notifications/resources/updated {uri}` to the sessions that
-    /// subscribed to `uri` (RES-3).
+    /// subscribed to `uri` (RES-3) and the listen streams that name it.
     pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner.listen.notify(listen::Change::Updated(uri));
         for session in self.inner.live_sessions() {
             let subscribed = session.state.lock().subscriptions.contains(uri);
             if subscribed {

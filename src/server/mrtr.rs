@@ -1,0 +1,307 @@
+//! Multi round-trip requests (2026-07-28): asking the client for input by
+//! returning `input_required`, and the `requestState` that carries a
+//! handler's progress from one round to the next.
+//!
+//! In the 2026-07-28 era a server never sends requests to the client. A
+//! handler that needs the client's input ends its run with an
+//! `input_required` result naming what it needs; the client answers and
+//! retries the whole request with `inputResponses` and the `requestState` it
+//! was given; the handler runs again from the start and now finds the
+//! answers. Handlers therefore must reach their input requests
+//! deterministically: no side effects before them that must not repeat.
+//!
+//! `requestState` is attacker-controlled (MRTR-5). By default the state
+//! stays on the server ([`ServerStateStore`]) behind an unguessable,
+//! expiring key; [`RequestStateCodec`] lets a program authenticate the state
+//! itself instead, e.g. with a MAC under a key shared by several instances.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::jsonrpc::JsonObject;
+use crate::protocol::CreateMessageResult;
+use crate::protocol::{
+    methods, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ListRootsResult,
+};
+use crate::Error;
+
+/// One request for the client's input: `{"method", "params"}`, where
+/// `method` is `elicitation/create`, `sampling/createMessage` or
+/// `roots/list`.
+///
+/// In the 2025-11-25 era it is sent to the client as a request; in the
+/// 2026-07-28 era it becomes an entry of `inputRequests`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InputRequest {
+    /// The method.
+    pub method: String,
+    /// Its params.
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// An `elicitation/create` request.
+    pub fn elicit(params: impl Into<ElicitRequestParams>) -> InputRequest {
+        InputRequest {
+            method: methods::ELICITATION_CREATE.into(),
+            params: serde_json::to_value(params.into()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// A `sampling/createMessage` request.
+    pub fn create_message(params: CreateMessageRequestParams) -> InputRequest {
+        InputRequest {
+            method: methods::SAMPLING_CREATE_MESSAGE.into(),
+            params: serde_json::to_value(params).unwrap_or(Value::Null),
+        }
+    }
+
+    /// A `roots/list` request.
+    pub fn list_roots() -> InputRequest {
+        InputRequest {
+            method: methods::ROOTS_LIST.into(),
+            params: Value::Object(JsonObject::new()),
+        }
+    }
+
+    /// The client capability this request needs: `sampling`, `elicitation`
+    /// (with `form` or `url`) or `roots`.
+    pub(crate) fn capability(&self) -> &'static str {
+        match self.method.as_str() {
+            methods::SAMPLING_CREATE_MESSAGE => "sampling",
+            methods::ROOTS_LIST => "roots",
+            _ if self.params.get("mode").and_then(Value::as_str) == Some("url") => {
+                "elicitation.url"
+            }
+            _ => "elicitation.form",
+        }
+    }
+}
+
+/// The client's answers to [`InputRequest`]s, by the keys the handler chose.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputResponses(pub(crate) JsonObject);
+
+impl InputResponses {
+    /// The raw answer under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// The answer under `key` as an `elicitation/create` result.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) when it
+    /// is missing or malformed.
+    pub fn elicit_result(&self, key: &str) -> Result<ElicitResult, Error> {
+        self.parse(key)
+    }
+
+    /// The answer under `key` as a `sampling/createMessage` result.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit_result`](Self::elicit_result).
+    pub fn create_message_result(&self, key: &str) -> Result<CreateMessageResult, Error> {
+        self.parse(key)
+    }
+
+    /// The answer under `key` as a `roots/list` result.
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit_result`](Self::elicit_result).
+    pub fn list_roots_result(&self, key: &str) -> Result<ListRootsResult, Error> {
+        self.parse(key)
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<T, Error> {
+        let value = self
+            .0
+            .get(key)
+            .ok_or_else(|| Error::invalid_params(format!("no answer for input {}", key)))?;
+        serde_json::from_value(value.clone()).map_err(|e| {
+            Error::invalid_params(format!("malformed answer for input {}: {}", key, e))
+        })
+    }
+}
+
+/// Turns a handler's state into the opaque `requestState` string and back.
+///
+/// The state is a JSON value holding the answers gathered so far, the
+/// handler's own state, and the method and name it belongs to. `decode`
+/// must reject (with `Err`) any string it did not produce or that expired;
+/// the client then gets `-32602`.
+pub trait RequestStateCodec: Send + Sync + 'static {
+    /// Encodes `state` for the client to echo back.
+    ///
+    /// # Errors
+    ///
+    /// Any error; the request then fails with `-32603`.
+    fn encode(&self, state: &Value) -> Result<String, Error>;
+
+    /// Decodes a `requestState` the client sent.
+    ///
+    /// # Errors
+    ///
+    /// When `token` is unknown, tampered with, or expired.
+    fn decode(&self, token: &str) -> Result<Value, Error>;
+}
+
+/// The default [`RequestStateCodec`]: states stay in server memory, and the
+/// client holds only a random key (a UUID v4, 122 random bits).
+///
+/// Entries expire after a time to live (default 10 minutes) and the store
+/// holds at most a number of entries (default 10,000; when full, expired
+/// entries and then the oldest go). A retry must reach the same process.
+pub struct ServerStateStore {
+    entries: Mutex<HashMap<String, (Instant, Value)>>,
+    ttl: Duration,
+    max_entries: usize,
+}
+
+impl fmt::Debug for ServerStateStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerStateStore")
+            .field("entries", &self.entries.lock().len())
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
+impl ServerStateStore {
+    /// A store whose entries live `ttl` and that holds at most
+    /// `max_entries`.
+    pub fn new(ttl: Duration, max_entries: usize) -> ServerStateStore {
+        ServerStateStore {
+            entries: Mutex::new(HashMap::new()),
+            ttl,
+            max_entries: max_entries.max(1),
+        }
+    }
+}
+
+impl Default for ServerStateStore {
+    fn default() -> Self {
+        ServerStateStore::new(Duration::from_secs(600), 10_000)
+    }
+}
+
+impl RequestStateCodec for ServerStateStore {
+    fn encode(&self, state: &Value) -> Result<String, Error> {
+        let key = uuid::Uuid::new_v4().simple().to_string();
+        let now = Instant::now();
+        let mut entries = self.entries.lock();
+        if entries.len() >= self.max_entries {
+            let ttl = self.ttl;
+            entries.retain(|_, (at, _)| now.duration_since(*at) < ttl);
+            if entries.len() >= self.max_entries {
+                let oldest = entries
+                    .iter()
+                    .min_by_key(|(_, (at, _))| *at)
+                    .map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    entries.remove(&oldest);
+                }
+            }
+        }
+        entries.insert(key.clone(), (now, state.clone()));
+        Ok(key)
+    }
+
+    fn decode(&self, token: &str) -> Result<Value, Error> {
+        let entries = self.entries.lock();
+        match entries.get(token) {
+            Some((at, state)) if at.elapsed() < self.ttl => Ok(state.clone()),
+            Some(_) => Err(Error::invalid_params("requestState expired")),
+            None => Err(Error::invalid_params("unknown or tampered requestState")),
+        }
+    }
+}
+
+/// The MRTR part of one 2026-07-28 request's context.
+pub(crate) struct Rounds {
+    /// Answers from earlier rounds (from the state) and from this retry.
+    pub(crate) answers: JsonObject,
+    /// The handler's own state from the previous round.
+    pub(crate) user_state: Option<Value>,
+    /// What this run asks for, in order.
+    pub(crate) asked: Mutex<Vec<(String, InputRequest)>>,
+    /// The state the handler set during this run.
+    pub(crate) new_user_state: Mutex<Option<Value>>,
+    /// Counter for keys of the blocking calls (`elicit`, …).
+    pub(crate) next_key: Mutex<usize>,
+}
+
+impl Rounds {
+    pub(crate) fn new(answers: JsonObject, user_state: Option<Value>) -> Rounds {
+        Rounds {
+            answers,
+            user_state,
+            asked: Mutex::new(Vec::new()),
+            new_user_state: Mutex::new(None),
+            next_key: Mutex::new(0),
+        }
+    }
+
+    /// The next key for a blocking call: `input-0`, `input-1`, …
+    pub(crate) fn next_key(&self) -> String {
+        let mut n = self.next_key.lock();
+        let key = format!("input-{}", *n);
+        *n += 1;
+        key
+    }
+
+    /// Records `request` under `key` unless it was asked already.
+    pub(crate) fn ask(&self, key: &str, request: InputRequest) {
+        let mut asked = self.asked.lock();
+        if !asked.iter().any(|(k, _)| k == key) {
+            asked.push((key.to_string(), request));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // MRTR-5: the default codec rejects keys it did not mint.
+    #[test]
+    fn store_round_trip_and_tamper() {
+        let store = ServerStateStore::default();
+        let token = store.encode(&serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(store.decode(&token).unwrap()["a"], 1);
+        let mut tampered = token.clone();
+        tampered.push('x');
+        assert!(store.decode(&tampered).is_err());
+        assert!(store.decode("").is_err());
+    }
+
+    #[test]
+    fn store_expires_and_is_bounded() {
+        let store = ServerStateStore::new(Duration::from_secs(0), 2);
+        let token = store.encode(&Value::Null).unwrap();
+        assert!(store.decode(&token).is_err(), "a zero ttl expires at once");
+        let store = ServerStateStore::new(Duration::from_secs(60), 2);
+        let first = store.encode(&Value::from(1)).unwrap();
+        store.encode(&Value::from(2)).unwrap();
+        store.encode(&Value::from(3)).unwrap();
+        assert!(
+            store.decode(&first).is_err(),
+            "the oldest entry was dropped"
+        );
+    }
+
+    #[test]
+    fn capabilities_of_input_requests() {
+        assert_eq!(InputRequest::list_roots().capability(), "roots");
+        let url = crate::protocol::ElicitRequestUrlParams::new("m", "https://x", "e");
+        assert_eq!(InputRequest::elicit(url).capability(), "elicitation.url");
+    }
+}
