@@ -1,0 +1,12 @@
+//! Integration tests, one binary (STYLE.md section 5).
+//!
+//! `memory` drives the real dispatcher through [`tiny_mcp::MemoryClient`];
+//! `stdio` spawns the `everything` example as a child process and speaks
+//! newline-delimited JSON-RPC to it; `http` serves on 127.0.0.1:0 and
+//! speaks raw HTTP/1.1. `support` holds what they share.
+
+mod support;
+
+mod http;
+mod memory;
+mod stdio;
