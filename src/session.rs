@@ -154,7 +154,8 @@ impl Session {
         for id in nested {
             let waiter = self.pending.lock().remove(&id);
             if let Some(waiter) = waiter {
-                let _ = waiter.send(Err(Error::cancelled(reason.map(str::to_string))));
+                // Tell the client first: once woken, the handler may finish
+                // and end its stream (CAN-5).
                 if let Some(sink) = notify {
                     let mut params = serde_json::Map::new();
                     params.insert("requestId".into(), id.to_value());
@@ -166,6 +167,7 @@ impl Session {
                         Some(Value::Object(params)),
                     ));
                 }
+                let _ = waiter.send(Err(Error::cancelled(reason.map(str::to_string))));
             }
         }
     }

@@ -224,6 +224,7 @@ impl ListenRegistry {
     }
 
     /// How many streams are open.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.listeners.lock().len()
     }

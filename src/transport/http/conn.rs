@@ -67,7 +67,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
 }
 
 /// A JSON-RPC error as an HTTP response.
-fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+pub(super) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
     let body = Message::Response(Response::error(id, error)).to_json_string();
     HttpResponse::json(status, body.into_bytes())
 }
@@ -162,8 +162,29 @@ fn post(
         }
         return initialize(shared, message, reply);
     }
-    // HTTP-21: an unsupported version header is a 400.
     let header_version = request.header("mcp-protocol-version");
+    // ERA-3: a version header that is not a handshake version takes the
+    // 2026-07-28 path (an unknown one too, so that it gets -32022), unless
+    // the request names a legacy session: then it stays that session's.
+    if let Some(version) = header_version {
+        let legacy_session = request.header("mcp-session-id").is_some();
+        if !version.is_empty() && !versions::is_supported(version) && !legacy_session {
+            return super::modern::post(shared, request, message, reply);
+        }
+    }
+    // ERA-4: a 2026-07-28 request without the version header.
+    if header_version.is_none() && request.header("mcp-session-id").is_none() {
+        if let Message::Request(r) = &message {
+            if crate::server::modern::is_modern_claim(r) {
+                let error = ErrorObject::new(
+                    ErrorCode::HEADER_MISMATCH,
+                    "missing MCP-Protocol-Version header",
+                );
+                return rpc_error(400, request_id, error).write_to(reply.out, keep_alive);
+            }
+        }
+    }
+    // HTTP-21: an unsupported version header is a 400.
     if let Some(version) = header_version {
         if !versions::is_supported(version) {
             let error = ErrorObject::invalid_request(format!(
@@ -218,11 +239,11 @@ fn post(
 }
 
 /// How to answer one POST.
-struct Reply<'a> {
-    out: &'a mut TcpStream,
-    keep_alive: bool,
-    takes_json: bool,
-    takes_sse: bool,
+pub(super) struct Reply<'a> {
+    pub(super) out: &'a mut TcpStream,
+    pub(super) keep_alive: bool,
+    pub(super) takes_json: bool,
+    pub(super) takes_sse: bool,
 }
 
 impl Reply<'_> {
@@ -358,7 +379,7 @@ fn serve_request(
     if result.is_err() {
         // HTTP-9: a dropped connection is not a cancellation; the stream
         // keeps buffering for a resuming GET.
-        stream.detach();
+        stream.detach_writer(priming_seq);
     }
     result
 }
@@ -480,7 +501,7 @@ fn get(
         pump(shared, &stream, &receiver, out)
     })();
     if result.is_err() {
-        stream.detach();
+        stream.detach_writer(priming_seq);
     }
     result
 }

@@ -17,6 +17,7 @@
 
 mod conn;
 mod media;
+mod modern;
 pub(crate) mod sse;
 mod wire;
 

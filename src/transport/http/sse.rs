@@ -42,6 +42,20 @@ pub(crate) fn frame_event(stream: u64, seq: u64, json: &str) -> Vec<u8> {
     out
 }
 
+/// Frames one SSE event without an id (2026-07-28 has no resumption,
+/// MHTTP-6).
+pub(crate) fn frame_event_plain(json: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 24);
+    out.extend_from_slice(b"event: message\n");
+    for line in json.split('\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.trim_end_matches('\r').as_bytes());
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    out
+}
+
 /// The priming event (an id and empty data) with a `retry:` field
 /// (HTTP-5, HTTP-6).
 pub(crate) fn frame_priming(stream: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
@@ -70,7 +84,8 @@ pub(crate) struct Stream {
 struct StreamState {
     next_seq: u64,
     buffer: VecDeque<(u64, Arc<str>)>,
-    live: Option<Sender<Outgoing>>,
+    /// The attached writer's queue, with the token `attach` gave it.
+    live: Option<(u64, Sender<Outgoing>)>,
     /// The response was sent: nothing follows.
     finished: bool,
 }
@@ -98,7 +113,8 @@ impl Stream {
 
     /// Attaches a writer, replacing (and so ending) any earlier one.
     /// Returns the receiver, the buffered events after `after` (all when
-    /// `None`), and the sequence number for a priming event.
+    /// `None`), and the sequence number for a priming event, which is also
+    /// the writer's token for [`detach_writer`](Self::detach_writer).
     pub(crate) fn attach(&self, after: Option<u64>) -> (Receiver<Outgoing>, Vec<Outgoing>, u64) {
         let (sender, receiver) = crossbeam_channel::bounded(self.queue_len);
         let mut state = self.state.lock();
@@ -119,16 +135,28 @@ impl Stream {
             replay.push(Outgoing::End);
             state.live = None;
         } else {
-            state.live = Some(sender);
+            state.live = Some((0, sender));
         }
         let priming = state.next_seq;
         state.next_seq += 1;
+        if let Some(live) = state.live.take() {
+            state.live = Some((priming, live.1));
+        }
         (receiver, replay, priming)
     }
 
     /// Detaches the writer, which then ends its response.
     pub(crate) fn detach(&self) {
         self.state.lock().live = None;
+    }
+
+    /// Detaches the writer holding `token` only: a writer that failed must
+    /// not end a newer one that resumed the stream meanwhile.
+    pub(crate) fn detach_writer(&self, token: u64) {
+        let mut state = self.state.lock();
+        if matches!(&state.live, Some((t, _)) if *t == token) {
+            state.live = None;
+        }
     }
 
     /// `true` while a writer is attached.
@@ -145,7 +173,7 @@ impl Stream {
     fn end(&self) {
         let mut state = self.state.lock();
         state.finished = true;
-        if let Some(live) = state.live.take() {
+        if let Some((_, live)) = state.live.take() {
             let _ = live.try_send(Outgoing::End);
         }
     }
@@ -173,7 +201,7 @@ impl Stream {
             state.finished = true;
         }
         let mut detach = false;
-        if let Some(live) = &state.live {
+        if let Some((_, live)) = &state.live {
             match live.try_send(Outgoing::Event { seq, json }) {
                 Ok(()) => {
                     if ends {
