@@ -204,7 +204,24 @@ impl ListenRegistry {
     /// Ends every stream gracefully (LISTEN-11): the listen request's
     /// result `{"resultType": "complete", "_meta": {subscriptionId}}`.
     pub(crate) fn close_all(&self, server_info: &crate::protocol::Implementation) {
-        let listeners: Vec<Arc<Listener>> = self.listeners.lock().drain().map(|(_, l)| l).collect();
+        self.close_where(server_info, |_| true)
+    }
+
+    /// Ends gracefully the streams whose owner passes `owned`.
+    pub(crate) fn close_where(
+        &self,
+        server_info: &crate::protocol::Implementation,
+        owned: impl Fn(u64) -> bool,
+    ) {
+        let listeners: Vec<Arc<Listener>> = {
+            let mut map = self.listeners.lock();
+            let keys: Vec<u64> = map
+                .iter()
+                .filter(|(_, l)| owned(l.owner))
+                .map(|(k, _)| *k)
+                .collect();
+            keys.into_iter().filter_map(|k| map.remove(&k)).collect()
+        };
         for listener in listeners {
             let mut result = JsonObject::new();
             result.insert("resultType".into(), Value::from("complete"));

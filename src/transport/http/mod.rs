@@ -267,6 +267,7 @@ impl HttpServerBuilder {
             sessions: Mutex::new(HashMap::new()),
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
+            listen_owners: Mutex::new(std::collections::HashSet::new()),
         });
         let acceptor_shared = Arc::clone(&shared);
         let acceptor = thread::Builder::new()
@@ -363,6 +364,8 @@ pub(crate) struct Shared {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     connections: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
     next_connection: AtomicU64,
+    /// Sessions (keys) that hold a `subscriptions/listen` stream open.
+    pub(crate) listen_owners: Mutex<std::collections::HashSet<u64>>,
 }
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.
@@ -545,6 +548,11 @@ impl Shared {
         for session in &sessions {
             session.close("the server is shutting down");
         }
+        // LISTEN-11: listen streams end with their result.
+        let owners = std::mem::take(&mut *self.listen_owners.lock());
+        self.server
+            .listen
+            .close_where(&self.server.info, |owner| owners.contains(&owner));
         // Unblock connection threads waiting for a request; writers that
         // are ending a stream still get to finish it.
         let connections: Vec<(TcpStream, JoinHandle<()>)> =

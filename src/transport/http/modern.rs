@@ -298,7 +298,13 @@ pub(crate) fn post(
         };
     }
     if let Some(key) = listen_key {
-        let result = stream_out(shared, &receiver, reply.out, true, keep_alive, None);
+        shared.listen_owners.lock().insert(core.key);
+        let result = if shared.stopping() {
+            Ok(())
+        } else {
+            stream_out(shared, &receiver, reply.out, true, keep_alive, None)
+        };
+        shared.listen_owners.lock().remove(&core.key);
         if result.is_err() {
             // LISTEN-10: the client went away; that stream only is freed.
             shared.server.listen.close(key);
