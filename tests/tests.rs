@@ -9,4 +9,5 @@ mod support;
 
 mod http;
 mod memory;
+mod modern;
 mod stdio;

@@ -772,8 +772,13 @@ fn run_handler(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Fai
 
 /// A handler's error as the failure this era sends.
 fn handler_error(ctx: &RequestContext, error: Error) -> Failure {
+    // MRTR-1: only these methods may answer input_required.
+    let may_ask = matches!(
+        ctx.method.as_str(),
+        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+    );
     match (error.kind(), ctx.is_stateless()) {
-        (ErrorKind::InputRequired, true) => Failure::InputRequired,
+        (ErrorKind::InputRequired, true) if may_ask => Failure::InputRequired,
         (_, true) => Failure::Rpc(modern::error_object(&error)),
         (_, false) => Failure::Rpc(error.to_error_object()),
     }

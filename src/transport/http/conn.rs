@@ -67,7 +67,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
 }
 
 /// A JSON-RPC error as an HTTP response.
-pub(super) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
     let body = Message::Response(Response::error(id, error)).to_json_string();
     HttpResponse::json(status, body.into_bytes())
 }
@@ -239,11 +239,11 @@ fn post(
 }
 
 /// How to answer one POST.
-pub(super) struct Reply<'a> {
-    pub(super) out: &'a mut TcpStream,
-    pub(super) keep_alive: bool,
-    pub(super) takes_json: bool,
-    pub(super) takes_sse: bool,
+pub(crate) struct Reply<'a> {
+    pub(crate) out: &'a mut TcpStream,
+    pub(crate) keep_alive: bool,
+    pub(crate) takes_json: bool,
+    pub(crate) takes_sse: bool,
 }
 
 impl Reply<'_> {

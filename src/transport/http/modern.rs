@@ -232,7 +232,7 @@ fn check_param_headers(
 }
 
 /// Serves one POST on the 2026-07-28 path.
-pub(crate) fn post(
+pub(super) fn post(
     shared: &Arc<Shared>,
     http: &HttpRequest,
     message: Message,
@@ -240,6 +240,17 @@ pub(crate) fn post(
 ) -> io::Result<()> {
     let keep_alive = reply.keep_alive;
     let header_version = http.header("mcp-protocol-version").unwrap_or("");
+    // HTTP-6 step 3.
+    if !(reply.takes_json && reply.takes_sse) {
+        let id = match &message {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let error = ErrorObject::invalid_request(
+            "Not Acceptable: the client must accept application/json and text/event-stream",
+        );
+        return rpc_error(406, id, error).write_to(reply.out, keep_alive);
+    }
     let request = match message {
         Message::Response(_) => {
             let error =
@@ -257,12 +268,6 @@ pub(crate) fn post(
         Message::Request(request) => request,
     };
     let id = Some(request.id.clone());
-    if !(reply.takes_json && reply.takes_sse) {
-        let error = ErrorObject::invalid_request(
-            "Not Acceptable: the client must accept application/json and text/event-stream",
-        );
-        return rpc_error(406, id, error).write_to(reply.out, keep_alive);
-    }
     let checked = era::read_envelope(request.params.as_ref()).and_then(|envelope| {
         check_headers(shared, http, &request, &envelope.version)?;
         era::check_version(&envelope.version)
@@ -293,6 +298,18 @@ pub(crate) fn post(
     } else if !(is_listen && listen_key.is_some()) {
         // Answered at once, or refused.
         return match receiver.try_recv() {
+            Ok(Outgoing::Event { json, .. }) if is_listen => {
+                // A refused listen: at the stream limit it is 503 (LISTEN-14).
+                let status = match Message::parse(json.as_bytes()) {
+                    Ok(Message::Response(r)) => match &r.outcome {
+                        Err(e) if e.code == ErrorCode::INTERNAL_ERROR => 503,
+                        Err(e) => status_of(e.code),
+                        Ok(_) => 200,
+                    },
+                    _ => 200,
+                };
+                HttpResponse::json(status, json.as_bytes().to_vec()).write_to(reply.out, keep_alive)
+            }
             Ok(Outgoing::Event { json, .. }) => write_json(reply, &json),
             _ => HttpResponse::new(202).write_to(reply.out, keep_alive),
         };
