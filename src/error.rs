@@ -120,6 +120,14 @@ impl Error {
         matches!(*self.0, ErrorKind::Cancelled { .. })
     }
 
+    /// `true` for [`ErrorKind::InputRequired`]: a handler that catches the
+    /// errors of `elicit`, `create_message`, `list_roots` or
+    /// `request_inputs` must return this one (with `?`), not turn it into a
+    /// result, or the 2026-07-28 client is never asked.
+    pub fn is_input_required(&self) -> bool {
+        matches!(*self.0, ErrorKind::InputRequired)
+    }
+
     /// The JSON-RPC error this becomes when it answers a request that has no
     /// `isError` result form (everything but `tools/call`).
     pub fn to_error_object(&self) -> ErrorObject {

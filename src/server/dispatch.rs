@@ -557,7 +557,14 @@ impl Job {
                 )))
             });
         let answer = match (outcome, &ctx.modern) {
-            (Ok(value), Some(_)) => {
+            (Ok(value), Some((_, rounds))) => {
+                if !rounds.asked.lock().is_empty() {
+                    log::warn!(
+                        "the {} handler asked the client for input but returned a result; \
+                         pass ErrorKind::InputRequired on with `?`",
+                        request.method
+                    );
+                }
                 let cache = if request.method == methods::RESOURCES_READ {
                     Some(session.server.cache)
                 } else {

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Interop test: the official MCP Python SDK client (mcp 2.3.0 from PyPI, pinned in
+# tests/interop/python/requirements.txt) drives our `everything` example server.
+#
+# Usage: scripts/interop-python.sh [--stdio | --http] [--legacy | --modern]
+#   --stdio     only stdio (the client spawns the server)
+#   --http      only Streamable HTTP (the server runs on 127.0.0.1:<free port>/mcp)
+#   --legacy    only the client's legacy mode (initialize, 2025-11-25)
+#   --modern    only the client's default mode (server/discover, 2026-07-28)
+# Without a transport flag both transports run, without a mode flag both modes:
+# no arguments at all runs the four combinations.
+# Environment:
+#   EVERYTHING_BIN   use this server binary instead of building the example
+#   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
+#   INTEROP_TIMEOUT  overall timeout of one client run, in seconds (default 180)
+#
+# The virtualenv lives in tests/interop/python/.venv; it is (re)made with
+# `python3 -m venv` and `pip install -r requirements.txt` when it is missing or
+# its stamp does not match requirements.txt and the Python version.
+#
+# Prints one `ok`/`FAIL` line per check and, last, the combined `N passed, M failed`;
+# exits 1 if any check or run failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PY_DIR=$ROOT/tests/interop/python
+VENV=$PY_DIR/.venv
+STAMP=$VENV/.interop-stamp
+PYTHON=${INTEROP_PYTHON:-python3}
+RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
+
+transports=()
+modes=()
+for arg in "$@"; do
+  case "$arg" in
+    --stdio) transports+=(stdio) ;;
+    --http) transports+=(http) ;;
+    --legacy) modes+=(legacy) ;;
+    --modern | --default) modes+=(modern) ;;
+    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--stdio | --http] [--legacy | --modern]" >&2; exit 2 ;;
+  esac
+done
+[[ ${#transports[@]} -gt 0 ]] || transports=(stdio http)
+[[ ${#modes[@]} -gt 0 ]] || modes=(modern legacy)
+
+command -v "$PYTHON" >/dev/null || { echo "interop-python: $PYTHON is not installed" >&2; exit 1; }
+
+# --- virtualenv: made or refreshed only when the stamp is missing or stale ---
+want_stamp=$(
+  {
+    "$PYTHON" -c 'import sys; print(sys.version)'
+    cat "$PY_DIR/requirements.txt"
+  } | sha256sum | cut -d' ' -f1
+)
+if [[ -x "$VENV/bin/python" && -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] &&
+  "$VENV/bin/python" -c 'import mcp.client' 2>/dev/null; then
+  echo "interop-python: virtualenv up to date" >&2
+else
+  echo "interop-python: making the virtualenv (python3 -m venv; pip install -r requirements.txt)" >&2
+  rm -f "$STAMP"
+  "$PYTHON" -m venv --clear "$VENV" >&2
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$PY_DIR/requirements.txt" >&2
+  echo "$want_stamp" >"$STAMP"
+fi
+"$VENV/bin/python" -c 'import importlib.metadata as m; print("interop-python: mcp", m.version("mcp"))' >&2
+
+# --- server binary ---
+if [[ -n "${EVERYTHING_BIN:-}" ]]; then
+  BIN=$EVERYTHING_BIN
+else
+  (cd "$ROOT" && cargo build --example everything >&2)
+  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/everything
+fi
+[[ -x "$BIN" ]] || { echo "interop-python: server binary not found or not executable: $BIN" >&2; exit 1; }
+
+# --- HTTP server life cycle ---
+SERVER_PID=
+stop_server() {
+  if [[ -n "$SERVER_PID" ]]; then
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+      kill "$SERVER_PID" 2>/dev/null || true
+      for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$SERVER_PID" 2>/dev/null || true
+    fi
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=
+  fi
+}
+OUT=$(mktemp)
+cleanup() {
+  stop_server
+  rm -f "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts the server on a free port; sets SERVER_PID and URL.
+start_server() {
+  local port
+  port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+  "$BIN" --http "127.0.0.1:$port" &
+  SERVER_PID=$!
+  URL="http://127.0.0.1:$port/mcp"
+  # Wait (bounded: 10 s) until the endpoint answers an HTTP request (any status).
+  for _ in $(seq 1 100); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      echo "interop-python: server exited before it was ready" >&2
+      return 1
+    fi
+    if "$PYTHON" - "$URL" 2>/dev/null <<'EOF'; then
+import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="GET"), timeout=1)
+except urllib.error.HTTPError:
+    pass  # any HTTP status is an answer
+EOF
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "interop-python: server did not answer on $URL within 10 s" >&2
+  return 1
+}
+
+# --- runs ---
+total_passed=0
+total_failed=0
+for transport in "${transports[@]}"; do
+  for mode in "${modes[@]}"; do
+    label="$transport/$mode"
+    flags=()
+    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    if [[ "$transport" == http ]]; then
+      if ! start_server; then
+        echo "FAIL $label: server start"
+        total_failed=$((total_failed + 1))
+        stop_server
+        continue
+      fi
+      target=$URL
+    else
+      target=$BIN
+    fi
+    echo "interop-python: --- $label ---" >&2
+    set +e
+    timeout -k 5 $((RUN_TIMEOUT + 30)) \
+      "$VENV/bin/python" "$PY_DIR/client.py" "$transport" "$target" "${flags[@]}" \
+      --timeout "$RUN_TIMEOUT" | tee "$OUT"
+    rc=${PIPESTATUS[0]}
+    set -e
+    [[ "$transport" == http ]] && stop_server
+    last=$(tail -n 1 "$OUT")
+    if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+      total_passed=$((total_passed + BASH_REMATCH[1]))
+      total_failed=$((total_failed + BASH_REMATCH[2]))
+      if [[ "$rc" != 0 && "${BASH_REMATCH[2]}" == 0 ]]; then
+        echo "FAIL $label: client exited with status $rc"
+        total_failed=$((total_failed + 1))
+      fi
+    else
+      echo "FAIL $label: client exited with status $rc without a summary"
+      total_failed=$((total_failed + 1))
+    fi
+  done
+done
+
+echo "$total_passed passed, $total_failed failed"
+[[ "$total_failed" == 0 ]]
