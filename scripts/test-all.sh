@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it:
-#   formatting, clippy, unit + integration + doc tests, the TypeScript SDK
-#   interop test over stdio and HTTP, the official MCP conformance suite
-#   against the `everything` example, and a build with Debian's rustc 1.63.
+#   formatting, clippy, unit + integration + doc tests, the TypeScript and
+#   Python SDK interop tests over stdio and HTTP, the official MCP
+#   conformance suite (release and pre-release) against the `everything`
+#   example, and a build with Debian's rustc 1.63.
 #
 # Usage: bash scripts/test-all.sh [--quick]
 #   --quick   only fmt, clippy and cargo test (no npm, no MSRV toolchain)
@@ -43,6 +44,7 @@ step doctest cargo test --doc
 if [ "$QUICK" = 0 ]; then
     step interop-stdio bash scripts/interop-ts.sh --stdio
     step interop-http bash scripts/interop-ts.sh --http
+    step interop-python bash scripts/interop-python.sh
     step conformance bash scripts/conformance-run.sh
     step msrv bash scripts/msrv-check.sh
 fi
