@@ -1,9 +1,10 @@
 //! Throughput and latency of the stdio server, against a hand-written ceiling.
 //!
 //! ```text
-//! cargo bench --bench stdio                    # throughput, latency, stripped size
-//! cargo bench --bench stdio -- --build-time    # also a clean release build of the example
-//! cargo bench --bench stdio -- --help          # every option
+//! cargo bench --bench stdio                     # throughput, latency, stripped size
+//! cargo bench --bench stdio -- --wait-idle 60   # the same, each run on a quiet machine
+//! cargo bench --bench stdio -- --build-time     # also a clean release build of the example
+//! cargo bench --bench stdio -- --help           # every option
 //! ```
 //!
 //! This is a benchmark, not a timed test: it asserts nothing about speed and
@@ -14,11 +15,12 @@
 //!
 //! - `sdk`: the `everything` example (`target/release/examples/everything`),
 //!   built by this bench with `cargo build --release --example everything`
-//!   unless `--no-build` is given;
+//!   unless `--no-build` is given (`--sdk PATH` drives another binary);
 //! - `ceiling`: this very bench binary, re-executed with
-//!   `TINY_MCP_BENCH_ROLE=ceiling`, running a hand-written loop that parses
-//!   each line with serde_json into a `Value` and answers it. No SDK can beat
-//!   it by much, so it is the ceiling the SDK is measured against.
+//!   `TINY_MCP_BENCH_ROLE=ceiling`, running a hand-written single-threaded
+//!   loop that parses each line with serde_json into a `Value`, builds the
+//!   answer and writes it to a `BufWriter` (flushed when no more input is
+//!   buffered): the least work a server must do per request.
 //!
 //! The driver performs the `initialize` handshake, sends a warm-up batch,
 //! then sends `--requests` (20,000) `tools/call` requests to the `echo` tool
@@ -29,12 +31,17 @@
 //! a change of load hits both alike; the table gives every run, then the best
 //! and the median run of each server, and the ratio SDK/ceiling.
 //!
-//! The "server CPU" column is the CPU time the server process's threads spent
-//! during the measured phase (from `/proc/<pid>/task/*/schedstat`), divided
-//! by the number of requests: on a loaded machine it is steadier than req/s.
+//! Columns besides req/s and latency: `srv CPU/req` is the CPU time of the
+//! server process's threads during the measured phase (from
+//! `/proc/<pid>/task/*/schedstat`) per request, `cli CPU/req` the same for
+//! the driver's two threads; on a busy machine these are steadier than req/s.
+//! `busy` is the share of all CPUs busy over the 300 ms before the run
+//! (`/proc/stat`), `loadavg` the 1/5/15-minute load average after the
+//! warm-up. Numbers from runs with a high `busy` are not worth comparing.
 //!
 //! Run without `--bench` (as `cargo test --benches` or `--all-targets` do),
-//! the binary only smoke-tests both servers with a few hundred requests.
+//! the binary only smoke-tests both servers with a few hundred requests
+//! (the SDK only if the example is built for that profile).
 
 use std::env;
 use std::fmt;
@@ -307,6 +314,8 @@ struct RunResult {
     latencies: Vec<u64>,
     /// CPU time of the server's threads during the measured phase, if known.
     server_cpu: Option<Duration>,
+    /// CPU time of the driver's writer and reader threads, if known.
+    client_cpu: Option<Duration>,
     load_before: String,
 }
 
@@ -320,8 +329,11 @@ impl RunResult {
         let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as usize;
         Duration::from_nanos(self.latencies[rank.min(n) - 1])
     }
-    fn cpu_per_request(&self) -> Option<Duration> {
-        self.server_cpu.map(|cpu| cpu / self.requests as u32)
+    fn per_request(&self, cpu: Option<Duration>) -> String {
+        cpu.map_or_else(
+            || "n/a".into(),
+            |cpu| format!("{:.2} µs", micros(cpu / self.requests as u32)),
+        )
     }
 }
 
@@ -400,7 +412,7 @@ fn drive(
     }
     let load_before = loadavg();
     let cpu_before = process_cpu(child.id());
-    let (wall, latencies) = phase(child, &mut stdin, &mut stdout, next_id, requests, window)?;
+    let measured = phase(child, &mut stdin, &mut stdout, next_id, requests, window)?;
     let cpu_after = process_cpu(child.id());
     // End of input: the server must finish and exit by itself.
     drop(stdin);
@@ -421,9 +433,10 @@ fn drive(
     };
     Ok(RunResult {
         requests,
-        wall,
-        latencies,
+        wall: measured.wall,
+        latencies: measured.latencies,
         server_cpu,
+        client_cpu: measured.client_cpu,
         load_before,
     })
 }
@@ -484,6 +497,14 @@ fn echo_text(id: u64) -> String {
     format!("bench<{}>", id)
 }
 
+/// What one phase measured.
+struct Phase {
+    wall: Duration,
+    /// Sorted, in nanoseconds.
+    latencies: Vec<u64>,
+    client_cpu: Option<Duration>,
+}
+
 /// Sends `count` requests with ids `first..first+count`, at most `window` in
 /// flight, and returns the wall time and the sorted latencies.
 fn phase(
@@ -493,7 +514,7 @@ fn phase(
     first: u64,
     count: usize,
     window: usize,
-) -> Result<(Duration, Vec<u64>), Failure> {
+) -> Result<Phase, Failure> {
     // Nanoseconds since `t0` at which each request was written.
     let sent_at: Vec<AtomicU64> = (0..count).map(|_| AtomicU64::new(0)).collect();
     let (token_tx, token_rx) = mpsc::channel::<()>();
@@ -504,7 +525,8 @@ fn phase(
     let sent_at = &sent_at;
     guarded(child, move || {
         thread::scope(|scope| {
-            let writer = scope.spawn(move || -> Result<(), Failure> {
+            let writer = scope.spawn(move || -> Result<Option<Duration>, Failure> {
+                let cpu_before = thread_cpu();
                 let mut line = Vec::with_capacity(256);
                 for (i, sent_at) in sent_at.iter().enumerate() {
                     match token_rx.try_recv() {
@@ -533,15 +555,21 @@ fn phase(
                     stdin.write_all(&line)?;
                 }
                 stdin.flush()?;
-                Ok(())
+                Ok(cpu_since(cpu_before))
             });
             // The reader runs here; returning drops `token_tx`, which stops
             // a writer still waiting for room.
+            let cpu_before = thread_cpu();
             let read = read_answers(stdout, first, count, t0, sent_at, token_tx);
+            let reader_cpu = cpu_since(cpu_before);
             let written = writer.join().expect("writer thread panicked");
-            let read = read?;
-            written?;
-            Ok(read)
+            let (wall, latencies) = read?;
+            let writer_cpu = written?;
+            Ok(Phase {
+                wall,
+                latencies,
+                client_cpu: reader_cpu.and_then(|r| writer_cpu.map(|w| r + w)),
+            })
         })
     })
 }
@@ -688,6 +716,17 @@ fn wait_for_idle(limit: Duration) -> Option<f64> {
     }
 }
 
+/// Time on CPU of the calling thread (Linux only).
+fn thread_cpu() -> Option<Duration> {
+    let text = fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+fn cpu_since(before: Option<Duration>) -> Option<Duration> {
+    Some(thread_cpu()?.saturating_sub(before?))
+}
+
 /// Total time on CPU of every live thread of process `pid` (Linux only).
 fn process_cpu(pid: u32) -> Option<Duration> {
     let mut total = 0u64;
@@ -748,12 +787,17 @@ fn cargo() -> Command {
     command
 }
 
-fn build_example(paths: &Paths, target_dir: &Path) -> Result<Duration, Failure> {
+fn build_example(paths: &Paths, target_dir: &Path, quiet: bool) -> Result<Duration, Failure> {
     let started = Instant::now();
-    let status = cargo()
+    let mut command = cargo();
+    command
         .current_dir(&paths.manifest_dir)
         .args(["build", "--release", "--example", EXAMPLE, "--target-dir"])
-        .arg(target_dir)
+        .arg(target_dir);
+    if quiet {
+        command.arg("--quiet");
+    }
+    let status = command
         .status()
         .map_err(|e| Failure(format!("cannot run cargo: {}", e)))?;
     if !status.success() {
@@ -795,7 +839,7 @@ fn bench(options: &Options) -> Result<(), Failure> {
     if wants(Which::Sdk) {
         if options.build {
             eprintln!("stdio bench: cargo build --release --example {}", EXAMPLE);
-            build_example(&paths, &paths.target_dir)?;
+            build_example(&paths, &paths.target_dir, false)?;
         }
         if !sdk.program.exists() {
             return fail(format!(
@@ -817,8 +861,16 @@ fn bench(options: &Options) -> Result<(), Failure> {
     );
     println!();
     println!(
-        "{:<8} {:>3} {:>10} {:>9} {:>9} {:>9} {:>12} {:>6}  loadavg",
-        "server", "run", "req/s", "p50 µs", "p99 µs", "wall ms", "srv CPU/req", "busy"
+        "{:<8} {:>3} {:>10} {:>9} {:>9} {:>9} {:>12} {:>12} {:>6}  loadavg",
+        "server",
+        "run",
+        "req/s",
+        "p50 µs",
+        "p99 µs",
+        "wall ms",
+        "srv CPU/req",
+        "cli CPU/req",
+        "busy"
     );
     let mut results: Vec<(&ServerSpec, Vec<RunResult>)> = Vec::new();
     if wants(Which::Ceiling) {
@@ -845,16 +897,15 @@ fn bench(options: &Options) -> Result<(), Failure> {
                 &paths.scratch(),
             )?;
             println!(
-                "{:<8} {:>3} {:>10.0} {:>9.1} {:>9.1} {:>9.1} {:>12} {:>6}  {}",
+                "{:<8} {:>3} {:>10.0} {:>9.1} {:>9.1} {:>9.1} {:>12} {:>12} {:>6}  {}",
                 spec.name,
                 run + 1,
                 result.rate(),
                 micros(result.percentile(50.0)),
                 micros(result.percentile(99.0)),
                 result.wall.as_secs_f64() * 1e3,
-                result
-                    .cpu_per_request()
-                    .map_or_else(|| "n/a".into(), |d| format!("{:.2} µs", micros(d))),
+                result.per_request(result.server_cpu),
+                result.per_request(result.client_cpu),
                 busy.map_or_else(|| "n/a".into(), |b| format!("{:.0}%", b * 100.0)),
                 result.load_before
             );
@@ -921,7 +972,7 @@ fn bench(options: &Options) -> Result<(), Failure> {
             EXAMPLE,
             dir.display()
         );
-        let took = build_example(&paths, &dir)?;
+        let took = build_example(&paths, &dir, true)?;
         println!(
             "clean release build of the example (dependencies included): {:.1} s \
              (loadavg before: {}, after: {})",

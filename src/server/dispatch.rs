@@ -511,7 +511,7 @@ impl Job {
     pub(crate) fn run(self) {
         let Job {
             session,
-            request,
+            mut request,
             flag,
             sink,
             started,
@@ -543,7 +543,12 @@ impl Job {
             modern: modern.zip(rounds),
             legacy_state: parking_lot::Mutex::new(None),
         };
-        let params = request.params.clone();
+        // The modern era still needs the params for `input_required`.
+        let params = if ctx.modern.is_some() {
+            request.params.clone()
+        } else {
+            request.params.take()
+        };
         let outcome =
             catch_unwind(AssertUnwindSafe(|| run_handler(&ctx, params))).unwrap_or_else(|panic| {
                 let what = panic

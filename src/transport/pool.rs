@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
 pub(crate) struct WorkerPool {
-    sender: Mutex<Option<Sender<Job>>>,
+    sender: RwLock<Option<Sender<Job>>>,
     receiver: Receiver<Job>,
     /// Workers waiting for a job minus jobs queued: a job submitted while
     /// this is not positive starts a new worker (up to `max_workers`).
@@ -31,7 +31,7 @@ impl WorkerPool {
         // limit of the sessions that submit them.
         let (sender, receiver) = crossbeam_channel::unbounded();
         WorkerPool {
-            sender: Mutex::new(Some(sender)),
+            sender: RwLock::new(Some(sender)),
             receiver,
             idle: Arc::new(AtomicIsize::new(0)),
             handles: Mutex::new(Vec::new()),
@@ -43,14 +43,15 @@ impl WorkerPool {
     /// Runs `job` on a worker. Returns `false` (and drops the job) only if
     /// the pool was joined already or no thread could be started at all.
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) -> bool {
+        let sender = self.sender.read();
+        let sender = match &*sender {
+            Some(sender) => sender,
+            None => return false,
+        };
         if self.idle.fetch_sub(1, Ordering::AcqRel) <= 0 && self.spawn_worker() {
             self.idle.fetch_add(1, Ordering::AcqRel);
         }
-        let sender = self.sender.lock().clone();
-        match sender {
-            Some(sender) => sender.send(Box::new(job)).is_ok(),
-            None => false,
-        }
+        sender.send(Box::new(job)).is_ok()
     }
 
     /// Starts a worker; `false` at the limit or when the OS refuses.
@@ -88,7 +89,7 @@ impl WorkerPool {
 
     /// Stops taking jobs, lets queued jobs finish, and joins every worker.
     pub(crate) fn join(&self) {
-        self.sender.lock().take();
+        self.sender.write().take();
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.handles.lock());
         for handle in handles {
             if handle.join().is_err() {
