@@ -1,10 +1,26 @@
 //! `everything`: the main example server of tiny-mcp.
 //!
 //! It offers every tool, resource, resource template and prompt that the
-//! MCP conformance suite asks of a server (`CONFORMANCE.md` section 5:
-//! `test_simple_text`, `test_sampling`, `test://static-text`,
-//! `test_prompt_with_arguments`, …), plus a few tools that exercise the rest
-//! of the SDK:
+//! MCP conformance suite asks of a server, in both protocol eras:
+//!
+//! - suite 0.1.16 and the 2025-11-25 scenarios (`CONFORMANCE.md` section 5:
+//!   `test_simple_text`, `test_sampling`, `test://static-text`,
+//!   `test_prompt_with_arguments`, …);
+//! - the diagnostic tools of the 2026-07-28 scenarios
+//!   (`CONFORMANCE-NEXT.md` section 4): `test_missing_capability`,
+//!   `test_logging_tool`, `test_streaming_elicitation`,
+//!   `test_trigger_tool_change`, `test_trigger_prompt_change`, the
+//!   `x-mcp-header` tool `test_custom_header`, and the multi round-trip
+//!   tools `test_input_required_result_*` with the prompt
+//!   `test_input_required_result_prompt`.
+//!
+//! Every handler is written once. The ones that need the client (sampling,
+//! elicitation, roots) pass `ErrorKind::InputRequired` on with `?`: in the
+//! 2026-07-28 era the SDK then answers `input_required` and runs the handler
+//! again on the client's retry; before it, the same calls are requests to
+//! the client that block until answered.
+//!
+//! A few tools exercise the rest of the SDK:
 //!
 //! - `echo`: returns its `text` argument;
 //! - `slow`: runs for `seconds` (default 10), reporting progress every
@@ -37,7 +53,9 @@
 //! ```
 //!
 //! `scripts/interop-ts.sh` drives it with the official TypeScript SDK client
-//! and checks every tool, resource and prompt.
+//! and checks every tool, resource and prompt; `scripts/conformance-run.sh`
+//! runs the conformance suites against it (0.1.16, and the 0.2.0 alpha at
+//! 2026-07-28 and 2025-11-25).
 
 use std::collections::BTreeMap;
 use std::process;
@@ -48,10 +66,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tiny_mcp::{
     CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
-    CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams, ElicitRequestUrlParams,
-    ElicitResult, Error, GetPromptResult, JsonObject, LoggingLevel, Prompt, PromptArgument,
-    PromptMessage, ReadResourceResult, Reference, RequestContext, Resource, ResourceContents,
-    ResourceTemplate, SamplingMessage, Server, TemplateVariables, Tool,
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
+    ElicitRequestUrlParams, ElicitResult, Error, ErrorKind, GetPromptResult, InputRequest,
+    JsonObject, ListRootsResult, LoggingLevel, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Reference, RequestContext, Resource, ResourceContents, ResourceTemplate,
+    SamplingMessage, Server, TemplateVariables, Tool,
 };
 
 // ---------------------------------------------------------------------------
@@ -137,8 +156,9 @@ fn build_server() -> Server {
     let no_args = || json!({ "type": "object", "properties": {} });
     Server::builder("tiny-mcp-everything", env!("CARGO_PKG_VERSION"))
         .instructions(
-            "A test server: every tool, resource and prompt of the MCP conformance suite, \
-             plus echo, slow, session_info, notify_changed, URL elicitation and roots.",
+            "A test server: every tool, resource and prompt of the MCP conformance suites \
+             (2025-11-25 and 2026-07-28), plus echo, slow, session_info, notify_changed, \
+             URL elicitation and roots.",
         )
         // Conformance tools (CONFORMANCE.md 5.1).
         .tool(
@@ -228,6 +248,109 @@ fn build_server() -> Server {
             Tool::new("test_reconnection", no_args())
                 .with_description("Completes after a reconnection on Streamable HTTP (SEP-1699)"),
             test_reconnection,
+        )
+        // Diagnostic tools of the 2026-07-28 scenarios (CONFORMANCE-NEXT.md
+        // section 4). They work in both eras.
+        .tool(
+            Tool::new("test_missing_capability", no_args()).with_description(
+                "Needs the client's sampling capability; without it the call is refused \
+                 (-32021 in the 2026-07-28 era)",
+            ),
+            test_missing_capability,
+        )
+        .tool(
+            Tool::new("test_logging_tool", no_args()).with_description(
+                "Logs three messages, sent only if the client asked for log messages",
+            ),
+            test_logging_tool,
+        )
+        .tool(
+            Tool::new("test_streaming_elicitation", no_args()).with_description(
+                "Asks the user to confirm (elicitation; input_required in the 2026-07-28 era)",
+            ),
+            test_streaming_elicitation,
+        )
+        .tool(
+            Tool::new("test_trigger_tool_change", no_args()).with_description(
+                "Adds or removes the tool test_dynamic_tool, which notifies tools/list_changed",
+            ),
+            test_trigger_tool_change,
+        )
+        .tool(
+            Tool::new("test_trigger_prompt_change", no_args()).with_description(
+                "Adds or removes the prompt test_dynamic_prompt, which notifies \
+                 prompts/list_changed",
+            ),
+            test_trigger_prompt_change,
+        )
+        .tool(
+            Tool::new(
+                "test_custom_header",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "region": {
+                            "type": "string",
+                            "description": "A region name, mirrored in the Mcp-Param-Region header",
+                            "x-mcp-header": "Region"
+                        }
+                    },
+                    "required": ["region"]
+                }),
+            )
+            .with_description(
+                "Returns its region argument; on the 2026-07-28 HTTP wire the client mirrors it \
+                 in Mcp-Param-Region (SEP-2243)",
+            ),
+            test_custom_header,
+        )
+        // Multi round-trip requests (SEP-2322): input_required in the
+        // 2026-07-28 era, requests to the client one by one before it.
+        .tool(
+            Tool::new("test_input_required_result_elicitation", no_args())
+                .with_description("Asks for the user's name (user_name) and greets them"),
+            test_input_required_result_elicitation,
+        )
+        .tool(
+            Tool::new("test_input_required_result_sampling", no_args()).with_description(
+                "Asks the client's model for the capital of France (capital_question)",
+            ),
+            test_input_required_result_sampling,
+        )
+        .tool(
+            Tool::new("test_input_required_result_list_roots", no_args())
+                .with_description("Asks for the client's roots (client_roots) and lists them"),
+            test_input_required_result_list_roots,
+        )
+        .tool(
+            Tool::new("test_input_required_result_request_state", no_args()).with_description(
+                "Asks for a confirmation (confirm) and checks the requestState it issued",
+            ),
+            test_input_required_result_request_state,
+        )
+        .tool(
+            Tool::new("test_input_required_result_multiple_inputs", no_args()).with_description(
+                "Asks for a name, a greeting from the model and the roots in one round",
+            ),
+            test_input_required_result_multiple_inputs,
+        )
+        .tool(
+            Tool::new("test_input_required_result_multi_round", no_args()).with_description(
+                "Asks for a name (step1), then a favourite colour (step2), in two rounds",
+            ),
+            test_input_required_result_multi_round,
+        )
+        .tool(
+            Tool::new("test_input_required_result_tampered_state", no_args()).with_description(
+                "Asks for a confirmation; a retry with a modified requestState is refused",
+            ),
+            test_input_required_result_tampered_state,
+        )
+        .tool(
+            Tool::new("test_input_required_result_capabilities", no_args()).with_description(
+                "Asks only for the inputs the client declared a capability for",
+            ),
+            test_input_required_result_capabilities,
         )
         // Extra tools.
         .tool(
@@ -378,6 +501,12 @@ fn build_server() -> Server {
                 ]))
             },
         )
+        .prompt(
+            Prompt::new("test_input_required_result_prompt").with_description(
+                "Asks the user for context (user_context), then builds a prompt from it",
+            ),
+            prompt_input_required,
+        )
         // Completion (5.5).
         .completion(complete)
         .build()
@@ -489,13 +618,14 @@ fn test_sampling(ctx: &RequestContext, args: JsonObject) -> Result<CallToolResul
     let prompt = required_str(&args, "prompt")?;
     let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
     // Like the reference server, a failed request (no `sampling` capability,
-    // an error from the client, a timeout) is reported as a normal result.
+    // an error from the client, a timeout) is reported as a normal result;
+    // but see `passes_through`.
     let text = match ctx.create_message(params) {
         Ok(answer) => match answer.text() {
             Some(text) => format!("LLM response: {}", text),
             None => format!("LLM response: {}", answer.content),
         },
-        Err(err) if err.is_cancelled() => return Err(err),
+        Err(err) if passes_through(ctx, &err) => return Err(err),
         Err(err) => format!("Sampling not supported or error: {}", err),
     };
     Ok(CallToolResult::text(text))
@@ -601,12 +731,20 @@ fn test_elicitation_sep1330_enums(
 }
 
 /// The input schema of `json_schema_2020_12_tool`, passed through verbatim.
+///
+/// Suite 0.1.16 checks `$schema`, `$defs.address` and
+/// `"additionalProperties": false` (SEP-1613); the 2026-07-28 scenario also
+/// checks composition (`allOf` holding an `anyOf`), conditionals
+/// (`if`/`then`/`else`) and an `$anchor` inside `$defs.address` (SEP-2106).
+/// The SDK only checks `required` and the property types, so the handler
+/// sees arguments that may break the rest.
 fn json_schema_2020_12() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {
                     "street": { "type": "string" },
@@ -616,8 +754,22 @@ fn json_schema_2020_12() -> Value {
         },
         "properties": {
             "name": { "type": "string" },
-            "address": { "$ref": "#/$defs/address" }
+            "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" },
+            "email": { "type": "string" }
         },
+        // At least one way to reach the person...
+        "allOf": [
+            { "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }
+        ],
+        // ...and the one named by contactMethod.
+        "if": {
+            "properties": { "contactMethod": { "const": "phone" } },
+            "required": ["contactMethod"]
+        },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
         "additionalProperties": false
     })
 }
@@ -641,7 +793,8 @@ fn test_reconnection(_ctx: &RequestContext, _args: JsonObject) -> Result<CallToo
 
 /// Asks the user to fill in a form and reports the answer as
 /// `"<label>: action=<action>, content=<JSON>"`; a failed request is reported
-/// as a normal result, as the reference server does.
+/// as a normal result, as the reference server does (but see
+/// `passes_through`).
 fn elicit_form(
     ctx: &RequestContext,
     message: &str,
@@ -655,7 +808,7 @@ fn elicit_form(
             action_name(answer.action),
             content_json(&answer)
         ),
-        Err(err) if err.is_cancelled() => return Err(err),
+        Err(err) if passes_through(ctx, &err) => return Err(err),
         Err(err) => format!("Elicitation not supported or error: {}", err),
     };
     Ok(CallToolResult::text(text))
@@ -675,6 +828,416 @@ fn content_json(answer: &ElicitResult) -> String {
         Some(content) => Value::Object(content.clone()).to_string(),
         None => "null".to_string(),
     }
+}
+
+/// `true` for the errors of a client call that a tool must pass on with `?`
+/// instead of reporting them as text: a cancel; a request for the client's
+/// input, which the SDK turns into an `input_required` result in the
+/// 2026-07-28 era; and, in that era, a capability the client did not
+/// declare, which the SDK sends as `-32021` (MRTR-2).
+fn passes_through(ctx: &RequestContext, err: &Error) -> bool {
+    match err.kind() {
+        ErrorKind::Cancelled { .. } | ErrorKind::InputRequired => true,
+        ErrorKind::CapabilityMissing { .. } => ctx.is_stateless(),
+        _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Diagnostic tools of the 2026-07-28 scenarios
+// ---------------------------------------------------------------------------
+
+/// The tool `test_trigger_tool_change` adds and removes.
+const DYNAMIC_TOOL: &str = "test_dynamic_tool";
+
+/// The prompt `test_trigger_prompt_change` adds and removes.
+const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
+
+/// Refused unless the client declared `sampling` (in the 2026-07-28 era as
+/// `-32021` with `data.requiredCapabilities: {"sampling": {}}`, before it
+/// as an `isError` result); otherwise asks the client's model to say hello.
+fn test_missing_capability(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Say hello")], 50);
+    let answer = ctx.create_message(params)?;
+    Ok(CallToolResult::text(format!(
+        "LLM response: {}",
+        answer.text().unwrap_or("(no text)")
+    )))
+}
+
+/// Logs three messages. In the 2026-07-28 era the SDK sends them only when
+/// the request carried `_meta["io.modelcontextprotocol/logLevel"]` (LOG-1),
+/// before it only at or above the level set with `logging/setLevel`.
+fn test_logging_tool(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResult, Error> {
+    let messages = [
+        (LoggingLevel::Debug, "test_logging_tool: starting"),
+        (LoggingLevel::Info, "test_logging_tool: working"),
+        (LoggingLevel::Notice, "test_logging_tool: done"),
+    ];
+    for (level, message) in messages.iter() {
+        ctx.check_cancelled()?;
+        ctx.log_with_logger(*level, Some("everything"), *message);
+    }
+    Ok(CallToolResult::text(
+        "Logged 3 messages (sent only to a client that asked for them)",
+    ))
+}
+
+/// Asks the user to confirm with the blocking `elicit`: a request to the
+/// client before the 2026-07-28 era, an `input_required` result in it (the
+/// response stream then carries no JSON-RPC request, GEN-5).
+fn test_streaming_elicitation(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "confirmed": { "type": "boolean", "description": "Go ahead?" }
+        },
+        "required": ["confirmed"]
+    });
+    let answer = ctx.elicit(ElicitRequestFormParams::new(
+        "Please confirm to continue",
+        schema,
+    ))?;
+    Ok(CallToolResult::text(format!(
+        "Streaming elicitation: action={}, content={}",
+        action_name(answer.action),
+        content_json(&answer)
+    )))
+}
+
+/// Toggles the tool `test_dynamic_tool`. Either change sends
+/// `notifications/tools/list_changed` to the sessions and to the
+/// `subscriptions/listen` streams that asked for it.
+fn test_trigger_tool_change(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let server = ctx.server();
+    let text = if server.remove_tool(DYNAMIC_TOOL) {
+        format!("removed the tool {}", DYNAMIC_TOOL)
+    } else {
+        server.add_tool(
+            Tool::new(DYNAMIC_TOOL, json!({ "type": "object", "properties": {} }))
+                .with_description("Added by test_trigger_tool_change"),
+            |_ctx: &RequestContext, _args: JsonObject| -> Result<CallToolResult, Error> {
+                Ok(CallToolResult::text("This tool was added at run time."))
+            },
+        );
+        format!("added the tool {}", DYNAMIC_TOOL)
+    };
+    Ok(CallToolResult::text(text))
+}
+
+/// Toggles the prompt `test_dynamic_prompt`, which sends
+/// `notifications/prompts/list_changed` like `test_trigger_tool_change`.
+fn test_trigger_prompt_change(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let server = ctx.server();
+    let text = if server.remove_prompt(DYNAMIC_PROMPT) {
+        format!("removed the prompt {}", DYNAMIC_PROMPT)
+    } else {
+        server.add_prompt(
+            Prompt::new(DYNAMIC_PROMPT).with_description("Added by test_trigger_prompt_change"),
+            |_ctx: &RequestContext,
+             _args: BTreeMap<String, String>|
+             -> Result<GetPromptResult, Error> {
+                Ok(GetPromptResult::new(vec![PromptMessage::user(
+                    ContentBlock::text("This prompt was added at run time."),
+                )]))
+            },
+        );
+        format!("added the prompt {}", DYNAMIC_PROMPT)
+    };
+    Ok(CallToolResult::text(text))
+}
+
+/// Returns its `region`. The tool's schema marks `region` with
+/// `"x-mcp-header": "Region"`, so on the 2026-07-28 HTTP wire the SDK
+/// checks it against the `Mcp-Param-Region` header before this runs
+/// (HTTP-4).
+fn test_custom_header(_ctx: &RequestContext, args: JsonObject) -> Result<CallToolResult, Error> {
+    let region = required_str(&args, "region")?;
+    Ok(CallToolResult::text(format!("Region: {}", region)))
+}
+
+// ---------------------------------------------------------------------------
+// Multi round-trip requests (SEP-2322)
+//
+// Each handler asks with `ctx.request_inputs` under the keys the suite
+// expects and passes `InputRequired` on with `?`. In the 2026-07-28 era the
+// request is then answered with `input_required`, and the handler runs again
+// from the start on the client's retry, now finding the answers; before that
+// era the requests go to the client one by one and the handler runs once.
+// ---------------------------------------------------------------------------
+
+/// The user's name, asked under `user_name`.
+const USER_NAME: &str = "user_name";
+
+/// The state `test_input_required_result_request_state` issues and expects
+/// back.
+fn confirm_state() -> Value {
+    json!({ "issuedBy": "test_input_required_result_request_state", "awaiting": "confirm" })
+}
+
+/// An `elicitation/create` form asking for one required string `property`.
+fn ask_for_string(message: &str, property: &str) -> InputRequest {
+    InputRequest::elicit(ElicitRequestFormParams::new(
+        message,
+        json!({
+            "type": "object",
+            "properties": { property: { "type": "string" } },
+            "required": [property]
+        }),
+    ))
+}
+
+/// The `confirm` form: `{ok: boolean}`, required.
+fn ask_for_confirmation() -> InputRequest {
+    InputRequest::elicit(ElicitRequestFormParams::new(
+        "Please confirm",
+        json!({
+            "type": "object",
+            "properties": { "ok": { "type": "boolean" } },
+            "required": ["ok"]
+        }),
+    ))
+}
+
+/// A `sampling/createMessage` request with one user message.
+fn ask_model(prompt: &str, max_tokens: u32) -> InputRequest {
+    InputRequest::create_message(CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text(prompt)],
+        max_tokens,
+    ))
+}
+
+/// The accepted answer's `field` as text; `None` when the user declined or
+/// cancelled, or left it out.
+fn accepted_field(answer: &ElicitResult, field: &str) -> Option<String> {
+    if answer.action != ElicitAction::Accept {
+        return None;
+    }
+    match answer.content.as_ref()?.get(field)? {
+        Value::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The model's answer as text.
+fn model_text(answer: &CreateMessageResult) -> String {
+    match answer.text() {
+        Some(text) => text.to_string(),
+        None => answer.content.to_string(),
+    }
+}
+
+/// The roots as `uri (name)`, comma separated.
+fn roots_text(roots: &ListRootsResult) -> String {
+    let roots: Vec<String> = roots
+        .roots
+        .iter()
+        .map(|root| match &root.name {
+            Some(name) => format!("{} ({})", root.uri, name),
+            None => root.uri.clone(),
+        })
+        .collect();
+    if roots.is_empty() {
+        "none".to_string()
+    } else {
+        roots.join(", ")
+    }
+}
+
+/// "Hello, <name>!" for the name asked under `user_name`.
+fn test_input_required_result_elicitation(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let answers = ctx.request_inputs(vec![(
+        USER_NAME.into(),
+        ask_for_string("What is your name?", "name"),
+    )])?;
+    let answer = answers.elicit_result(USER_NAME)?;
+    Ok(CallToolResult::text(
+        match accepted_field(&answer, "name") {
+            Some(name) => format!("Hello, {}!", name),
+            None => format!("No name given (action={})", action_name(answer.action)),
+        },
+    ))
+}
+
+/// The model's answer to "What is the capital of France?"
+/// (`capital_question`).
+fn test_input_required_result_sampling(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let key = "capital_question";
+    let answers = ctx.request_inputs(vec![(
+        key.into(),
+        ask_model("What is the capital of France?", 100),
+    )])?;
+    let answer = answers.create_message_result(key)?;
+    Ok(CallToolResult::text(format!(
+        "The model says: {}",
+        model_text(&answer)
+    )))
+}
+
+/// The client's roots (`client_roots`).
+fn test_input_required_result_list_roots(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let key = "client_roots";
+    let answers = ctx.request_inputs(vec![(key.into(), InputRequest::list_roots())])?;
+    let roots = answers.list_roots_result(key)?;
+    Ok(CallToolResult::text(format!(
+        "Client roots: {}",
+        roots_text(&roots)
+    )))
+}
+
+/// Issues its own state with the `confirm` request and, once answered,
+/// checks that the state came back: "state-ok".
+///
+/// In the 2026-07-28 era the state must be the one the client echoed in
+/// `requestState` (the SDK has verified it); before that era the handler
+/// runs once and keeps its state in memory.
+fn test_input_required_result_request_state(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let echoed = ctx.request_state();
+    if echoed.is_none() {
+        ctx.set_request_state(confirm_state());
+    }
+    let answers = ctx.request_inputs(vec![("confirm".into(), ask_for_confirmation())])?;
+    let answer = answers.elicit_result("confirm")?;
+    let state = if ctx.is_stateless() {
+        echoed
+    } else {
+        ctx.request_state()
+    };
+    if state != Some(confirm_state()) {
+        return Ok(CallToolResult::error(
+            "requestState is missing or is not the one this tool issued",
+        ));
+    }
+    Ok(CallToolResult::text(format!(
+        "state-ok: confirmed={}",
+        accepted_field(&answer, "ok").unwrap_or_else(|| action_name(answer.action).into())
+    )))
+}
+
+/// An elicitation (`user_name`), a sampling request (`greeting`) and
+/// `roots/list` (`client_roots`) in one round.
+fn test_input_required_result_multiple_inputs(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let answers = ctx.request_inputs(vec![
+        (
+            USER_NAME.into(),
+            ask_for_string("What is your name?", "name"),
+        ),
+        ("greeting".into(), ask_model("Generate a greeting", 50)),
+        ("client_roots".into(), InputRequest::list_roots()),
+    ])?;
+    let name = accepted_field(&answers.elicit_result(USER_NAME)?, "name");
+    let greeting = model_text(&answers.create_message_result("greeting")?);
+    let roots = answers.list_roots_result("client_roots")?;
+    Ok(CallToolResult::text(format!(
+        "name: {}; greeting: {}; roots: {}",
+        name.as_deref().unwrap_or("(not given)"),
+        greeting,
+        roots_text(&roots)
+    )))
+}
+
+/// A name (`step1`), then, in a second round, a favourite colour (`step2`).
+fn test_input_required_result_multi_round(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let first = ctx.request_inputs(vec![(
+        "step1".into(),
+        ask_for_string("Step 1: What is your name?", "name"),
+    )])?;
+    let name = accepted_field(&first.elicit_result("step1")?, "name");
+    // Only asked once step1 is answered: the second round. The answer to
+    // step1 travels in the new requestState.
+    let second = ctx.request_inputs(vec![(
+        "step2".into(),
+        ask_for_string("Step 2: What is your favorite color?", "color"),
+    )])?;
+    let color = accepted_field(&second.elicit_result("step2")?, "color");
+    Ok(CallToolResult::text(format!(
+        "{} likes {}",
+        name.as_deref().unwrap_or("Someone"),
+        color.as_deref().unwrap_or("no colour in particular")
+    )))
+}
+
+/// Asks for a confirmation. The answers gathered so far travel in
+/// `requestState`, which the server's codec protects (by default it stays
+/// on the server behind a random key), so a modified state is refused with
+/// `-32602` before this handler runs.
+fn test_input_required_result_tampered_state(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let answers = ctx.request_inputs(vec![("confirm".into(), ask_for_confirmation())])?;
+    let answer = answers.elicit_result("confirm")?;
+    Ok(CallToolResult::text(format!(
+        "requestState verified; confirmed={}",
+        accepted_field(&answer, "ok").unwrap_or_else(|| action_name(answer.action).into())
+    )))
+}
+
+/// Asks only for what this request's client capabilities allow: a name
+/// (elicitation), a greeting (sampling) and the roots, each if declared.
+fn test_input_required_result_capabilities(
+    ctx: &RequestContext,
+    _args: JsonObject,
+) -> Result<CallToolResult, Error> {
+    let caps = ctx.client_capabilities();
+    let mut requests = Vec::new();
+    if caps.supports_elicitation_form() {
+        requests.push((
+            USER_NAME.to_string(),
+            ask_for_string("What is your name?", "name"),
+        ));
+    }
+    if caps.supports_sampling() {
+        requests.push(("greeting".to_string(), ask_model("Generate a greeting", 50)));
+    }
+    if caps.supports_roots() {
+        requests.push(("client_roots".to_string(), InputRequest::list_roots()));
+    }
+    if requests.is_empty() {
+        return Ok(CallToolResult::text(
+            "The client declared neither elicitation, sampling nor roots: nothing to ask",
+        ));
+    }
+    let keys: Vec<String> = requests.iter().map(|(key, _)| key.clone()).collect();
+    let answers = ctx.request_inputs(requests)?;
+    let answered: Vec<String> = keys
+        .into_iter()
+        .filter(|key| answers.get(key).is_some())
+        .collect();
+    Ok(CallToolResult::text(format!(
+        "Asked for and got: {}",
+        answered.join(", ")
+    )))
 }
 
 // ---------------------------------------------------------------------------
@@ -880,6 +1443,27 @@ fn prompt_with_embedded_resource(
             "Please process the embedded resource above.",
         )),
     ]))
+}
+
+/// `prompts/get` with a multi round-trip request: asks for `user_context`,
+/// then builds the prompt from the answer.
+fn prompt_input_required(
+    ctx: &RequestContext,
+    _args: BTreeMap<String, String>,
+) -> Result<GetPromptResult, Error> {
+    let key = "user_context";
+    let answers = ctx.request_inputs(vec![(
+        key.into(),
+        ask_for_string("What context should the prompt use?", "context"),
+    )])?;
+    let context = accepted_field(&answers.elicit_result(key)?, "context");
+    let text = match context {
+        Some(context) => format!("Answer with this context in mind: {}", context),
+        None => "Answer without any particular context.".to_string(),
+    };
+    Ok(GetPromptResult::new(vec![PromptMessage::user(
+        ContentBlock::text(text),
+    )]))
 }
 
 // ---------------------------------------------------------------------------

@@ -137,12 +137,25 @@ fn post(
         _ => None,
     };
     let is_initialize = matches!(&message, Message::Request(r) if r.method == methods::INITIALIZE);
+    // ERA-3 and REM-1: under a 2026-07-28 header, an `initialize` shaped as
+    // a 2026 request (no `protocolVersion` param) is a removed method there;
+    // one shaped for the handshake still goes to the legacy path.
+    let modern_initialize = is_initialize
+        && request.header("mcp-session-id").is_none()
+        && request
+            .header("mcp-protocol-version")
+            .map_or(false, |v| !v.is_empty() && !versions::is_supported(v))
+        && matches!(&message, Message::Request(r)
+            if r.params.as_ref().and_then(|p| p.get("protocolVersion")).is_none());
     let reply = Reply {
         out,
         keep_alive,
         takes_json,
         takes_sse,
     };
+    if modern_initialize {
+        return super::modern::post(shared, request, message, reply);
+    }
     if is_initialize {
         if let Some(id) = request.header("mcp-session-id") {
             // LC-8: an initialize on a live session changes nothing.

@@ -276,6 +276,11 @@ pub(super) fn post(
         let status = status_of(error.code);
         return rpc_error(status, id, error).write_to(reply.out, keep_alive);
     }
+    if request.method == methods::INITIALIZE {
+        // REM-1: removed in 2026-07-28 (HTTP 404, -32601).
+        return rpc_error(404, id, ErrorObject::method_not_found(methods::INITIALIZE))
+            .write_to(reply.out, keep_alive);
+    }
     let core = Session::new(&shared.server, None, None);
     core.lock_era(Era::Modern);
     let is_listen = request.method == methods::SUBSCRIPTIONS_LISTEN;
