@@ -39,6 +39,9 @@ step() {
 
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
+# The stdio tests run the example binaries: build them as programs first
+# (`--all-targets` alone builds examples as test harnesses only).
+step build-examples cargo build --examples
 step test cargo test --all-targets
 step doctest cargo test --doc
 if [ "$QUICK" = 0 ]; then
