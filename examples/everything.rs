@@ -111,7 +111,39 @@ options:
   --http ADDR serve Streamable HTTP on http://ADDR/mcp (e.g. 127.0.0.1:3000)
   -h, --help  print this help";
 
+/// Writes the SDK's log records to stderr (stdout is the protocol). The
+/// level comes from `TINY_MCP_LOG` (`error`, `warn`, `info`, `debug`,
+/// `trace`); the default is `warn`.
+struct StderrLogger;
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            eprintln!("everything: {}: {}", record.level(), record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLogger = StderrLogger;
+
+fn init_logging() {
+    let level = std::env::var("TINY_MCP_LOG")
+        .ok()
+        .and_then(|v| v.parse::<log::LevelFilter>().ok())
+        .unwrap_or(log::LevelFilter::Warn);
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
 fn main() {
+    init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::jsonrpc::RequestId;
 use crate::transport::Sink;
@@ -82,6 +83,8 @@ pub(crate) enum BeginError {
 /// The in-flight requests of one session, keyed by request id.
 pub(crate) struct InFlightTable {
     map: Mutex<HashMap<RequestId, InFlight>>,
+    /// Signalled when the table becomes empty.
+    emptied: Condvar,
     limit: usize,
 }
 
@@ -89,6 +92,7 @@ impl InFlightTable {
     pub(crate) fn new(limit: usize) -> InFlightTable {
         InFlightTable {
             map: Mutex::new(HashMap::new()),
+            emptied: Condvar::new(),
             limit,
         }
     }
@@ -120,12 +124,37 @@ impl InFlightTable {
 
     /// Takes the entry to write its response; `None` if a cancel won.
     pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
-        self.map.lock().remove(id)
+        let mut map = self.map.lock();
+        let entry = map.remove(id);
+        if map.is_empty() {
+            self.emptied.notify_all();
+        }
+        entry
+    }
+
+    /// Waits until no request is in flight, at most `timeout`; `true` if
+    /// the table emptied.
+    pub(crate) fn wait_empty(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut map = self.map.lock();
+        while !map.is_empty() {
+            if self.emptied.wait_until(&mut map, deadline).timed_out() {
+                return map.is_empty();
+            }
+        }
+        true
     }
 
     /// Takes the entry and sets its flag; `None` for unknown or finished ids.
     pub(crate) fn cancel(&self, id: &RequestId, reason: Option<String>) -> Option<InFlight> {
-        let entry = self.map.lock().remove(id)?;
+        let entry = {
+            let mut map = self.map.lock();
+            let entry = map.remove(id);
+            if map.is_empty() {
+                self.emptied.notify_all();
+            }
+            entry?
+        };
         entry.flag.cancel(reason);
         Some(entry)
     }
@@ -137,19 +166,6 @@ impl InFlightTable {
             entry.flag.cancel(Some(reason.to_string()));
         }
         entries
-    }
-
-    /// Sets every entry's flag but keeps the entries, so that handlers
-    /// that finish anyway still answer (end of input: the reader may still
-    /// read). Returns the nested ids, which can no longer be answered.
-    pub(crate) fn flag_all(&self, reason: &str) -> Vec<RequestId> {
-        let mut map = self.map.lock();
-        let mut nested = Vec::new();
-        for entry in map.values_mut() {
-            entry.flag.cancel(Some(reason.to_string()));
-            nested.append(&mut entry.nested);
-        }
-        nested
     }
 
     /// Records that request `id` waits on our request `nested`; `false` if

@@ -5,9 +5,12 @@
 //! dependencies, and a build on Rust 1.63.
 //!
 //! A program describes its tools, resources and prompts with
-//! [`Server::builder`], then serves them over stdio ([`Server::serve_stdio`]).
-//! Handlers are closures (or types implementing [`ToolHandler`] and its
-//! siblings) that receive a [`RequestContext`] first.
+//! [`Server::builder`], then serves them over stdio ([`Server::serve_stdio`])
+//! or Streamable HTTP ([`Server::serve_http`], or [`Server::http`] for the
+//! settings). Handlers are closures (or types implementing [`ToolHandler`]
+//! and its siblings) that receive a [`RequestContext`] first. One server
+//! speaks both protocol eras: 2025-11-25 (with `initialize`, negotiating
+//! down to 2024-11-05) and the stateless 2026-07-28.
 //!
 //! ## Quick start
 //!
@@ -38,13 +41,18 @@
 //! [`Server::serve_stdio`] reads stdin on the calling thread. One writer
 //! thread owns stdout and writes whole lines. Requests that run a handler
 //! (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`)
-//! each run on a worker thread from an elastic pool, so a slow tool never
-//! delays `ping`, other requests, cancellations, or the client's answers to
-//! sampling and elicitation. Everything else is answered on the reading
-//! thread. At end of input every running handler is cancelled (its flag is
-//! set, its calls to the client fail) and joined, the writer drains (so
-//! the answers of handlers that finished anyway are written), and
-//! `serve_stdio` returns. Handlers that run long must poll
+//! each run on a worker thread; the pool starts a worker whenever none is
+//! free, so a slow tool never delays `ping`, other requests, cancellations,
+//! or the client's answers to sampling and elicitation, and keeps idle
+//! workers until it is shut down. Everything else is answered on the
+//! reading thread. At end of input, running handlers get a grace period
+//! ([`ServerBuilder::end_of_input_grace`], 1 s) to answer; the rest are
+//! cancelled and joined, the writer drains, and `serve_stdio` returns.
+//!
+//! [`Server::serve_http`] returns an [`HttpServer`] at once: one acceptor
+//! thread starts a thread per connection, handlers run on the same kind of
+//! pool, and [`HttpServer::shutdown`] stops accepting, cancels handlers,
+//! ends streams and joins every thread. Handlers that run long must poll
 //! [`RequestContext::is_cancelled`].
 //!
 //! ## Log levels
@@ -64,7 +72,15 @@
 //! 2024-11-05: lifecycle, ping, tools, resources (with templates and
 //! subscriptions), prompts, completion, logging, progress, cancellation,
 //! pagination, and the server-to-client requests sampling, elicitation
-//! (form and URL mode) and roots. Not implemented: tasks (experimental).
+//! (form and URL mode) and roots; stdio and Streamable HTTP (sessions, SSE
+//! with resumption, DNS-rebinding protection). MCP 2026-07-28:
+//! `server/discover`, the per-request `_meta` envelope, result decoration,
+//! `subscriptions/listen`, multi round-trip requests, and the HTTP header
+//! checks. Not implemented: tasks.
+//!
+//! Doc comments cite requirements by short ids such as `LC-8` or
+//! `MRTR-5`; they name rules of the MCP specification pages given in the
+//! same comment (lifecycle, transports, …), and tests cite the same ids.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -133,15 +133,6 @@ impl Session {
         self.state.lock().era = Some(era);
     }
 
-    /// End of input: sets every running handler's cancellation flag and
-    /// fails the calls to the client they wait on, but lets handlers that
-    /// finish anyway write their responses.
-    pub(crate) fn flag_all(&self, reason: &str) {
-        let nested = self.in_flight.flag_all(reason);
-        self.cancel_nested(nested, Some(reason), None);
-        self.server.listen.drop_owner(self.key);
-    }
-
     /// Fails our pending requests `nested` with a cancelled error; when a
     /// sink is given, also tells the client with `notifications/cancelled`
     /// (CAN-5).

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod hardening;
 mod http;
 mod memory;
 mod modern;

@@ -123,6 +123,7 @@ pub(crate) struct Config {
     pub(crate) max_workers: usize,
     pub(crate) max_subscriptions: usize,
     pub(crate) max_listen_streams: usize,
+    pub(crate) end_of_input_grace: Duration,
 }
 
 impl Default for Config {
@@ -135,6 +136,7 @@ impl Default for Config {
             max_workers: 256,
             max_subscriptions: 1024,
             max_listen_streams: 1024,
+            end_of_input_grace: Duration::from_secs(1),
         }
     }
 }
@@ -250,6 +252,14 @@ impl ServerBuilder {
     /// `notifications/cancelled` (LC-6).
     pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
         self.config.client_request_timeout = timeout;
+        self
+    }
+
+    /// How long handlers still running when stdin closes get to finish and
+    /// answer before they are cancelled. Defaults to 1 s; zero cancels them
+    /// at once.
+    pub fn end_of_input_grace(mut self, grace: Duration) -> Self {
+        self.config.end_of_input_grace = grace;
         self
     }
 

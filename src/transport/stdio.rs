@@ -27,10 +27,11 @@ impl Server {
     /// A line longer than [`max_message_bytes`](crate::ServerBuilder::max_message_bytes)
     /// is discarded up to its newline and answered with `-32600`; invalid
     /// UTF-8 or JSON on a line is answered with `-32700`; serving goes on
-    /// in both cases. At end of input every running handler's cancellation
-    /// flag is set and its calls to the client fail; handlers are joined,
-    /// the responses of those that finish anyway are still written (a
-    /// reader of stdout may still be there), and the call returns.
+    /// in both cases. At end of input, running handlers get a grace period
+    /// ([`end_of_input_grace`](crate::ServerBuilder::end_of_input_grace),
+    /// 1 s by default) to finish and answer; those still running are then
+    /// cancelled (flag set, calls to the client failed, no answer written)
+    /// and joined, queued output is written, and the call returns.
     ///
     /// # Errors
     ///
@@ -83,7 +84,17 @@ impl Server {
             "stdin closed; cancelling {} running request(s)",
             session.in_flight.len()
         );
-        session.flag_all("the client closed the connection");
+        // Handlers get a grace period to answer (a client that pipes a few
+        // lines in and closes stdin still reads stdout); then the rest are
+        // cancelled: flag set, calls to the client failed, no answer.
+        let grace = self.inner.config.end_of_input_grace;
+        if !session.in_flight.wait_empty(grace) {
+            log::info!(
+                "cancelling {} request(s) still running",
+                session.in_flight.len()
+            );
+        }
+        session.cancel_all("the client closed the connection");
         pool.join();
         drop(session);
         drop(sink);

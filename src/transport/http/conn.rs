@@ -199,6 +199,14 @@ fn post(
     }
     // HTTP-21: an unsupported version header is a 400.
     if let Some(version) = header_version {
+        if versions::is_modern(version) {
+            // ERA-6: a legacy session does not take 2026-07-28 requests.
+            let error = ErrorObject::invalid_request(format!(
+                "this session uses the 2025-11-25 handshake era; send {} requests without Mcp-Session-Id",
+                version
+            ));
+            return rpc_error(400, request_id, error).write_to(reply.out, keep_alive);
+        }
         if !versions::is_supported(version) {
             let error = ErrorObject::invalid_request(format!(
                 "unsupported MCP-Protocol-Version: {} (supported: {})",

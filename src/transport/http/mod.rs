@@ -265,6 +265,7 @@ impl HttpServerBuilder {
             loopback,
             stopping: AtomicBool::new(false),
             sessions: Mutex::new(HashMap::new()),
+            sockets: Mutex::new(HashMap::new()),
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
             listen_owners: Mutex::new(std::collections::HashSet::new()),
@@ -290,6 +291,7 @@ impl HttpServerBuilder {
 ///
 /// [`shutdown`](Self::shutdown) stops it; [`join`](Self::join) waits until
 /// it has stopped. Dropping it shuts it down.
+#[must_use = "the server shuts down when this handle is dropped; call `join()` to serve until shutdown"]
 pub struct HttpServer {
     shared: Arc<Shared>,
     acceptor: Mutex<Option<JoinHandle<()>>>,
@@ -362,7 +364,10 @@ pub(crate) struct Shared {
     pub(crate) loopback: bool,
     pub(crate) stopping: AtomicBool,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
-    connections: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
+    /// A clone of each open connection's socket, to unblock it at shutdown;
+    /// the connection removes its own when it ends.
+    sockets: Mutex<HashMap<u64, TcpStream>>,
+    connections: Mutex<HashMap<u64, JoinHandle<()>>>,
     next_connection: AtomicU64,
     /// Sessions (keys) that hold a `subscriptions/listen` stream open.
     pub(crate) listen_owners: Mutex<std::collections::HashSet<u64>>,
@@ -555,12 +560,12 @@ impl Shared {
             .close_where(&self.server.info, |owner| owners.contains(&owner));
         // Unblock connection threads waiting for a request; writers that
         // are ending a stream still get to finish it.
-        let connections: Vec<(TcpStream, JoinHandle<()>)> =
-            self.connections.lock().drain().map(|(_, c)| c).collect();
-        for (stream, _) in &connections {
-            let _ = stream.shutdown(Shutdown::Read);
+        for socket in self.sockets.lock().values() {
+            let _ = socket.shutdown(Shutdown::Read);
         }
-        for (_, handle) in connections {
+        let connections: Vec<JoinHandle<()>> =
+            self.connections.lock().drain().map(|(_, c)| c).collect();
+        for handle in connections {
             if handle.join().is_err() {
                 log::error!("an HTTP connection thread panicked");
             }
@@ -585,7 +590,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
             }
         };
         reap_finished(shared);
-        if shared.connections.lock().len() >= shared.config.max_connections {
+        if shared.sockets.lock().len() >= shared.config.max_connections {
             log::warn!("too many connections; refusing one");
             let mut s = stream;
             let _ = wire::HttpResponse::new(503).write_to(&mut s, false);
@@ -593,23 +598,34 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
         }
         let _ = stream.set_nodelay(true);
         let key = shared.next_connection.fetch_add(1, Ordering::Relaxed);
-        let control = match stream.try_clone() {
-            Ok(c) => c,
+        match stream.try_clone() {
+            Ok(control) => {
+                shared.sockets.lock().insert(key, control);
+            }
             Err(e) => {
                 log::warn!("cannot use a connection: {}", e);
                 continue;
             }
-        };
+        }
         let conn_shared = Arc::clone(shared);
         let spawned = thread::Builder::new()
             .name(format!("tiny-mcp-http-conn-{}", key))
             .stack_size(256 * 1024)
-            .spawn(move || conn::serve_connection(&conn_shared, stream));
+            .spawn(move || {
+                conn::serve_connection(&conn_shared, stream);
+                // Close the socket now, not when the acceptor next reaps.
+                if let Some(socket) = conn_shared.sockets.lock().remove(&key) {
+                    let _ = socket.shutdown(Shutdown::Both);
+                }
+            });
         match spawned {
             Ok(handle) => {
-                shared.connections.lock().insert(key, (control, handle));
+                shared.connections.lock().insert(key, handle);
             }
-            Err(e) => log::error!("cannot start a connection thread: {}", e),
+            Err(e) => {
+                shared.sockets.lock().remove(&key);
+                log::error!("cannot start a connection thread: {}", e);
+            }
         }
     }
 }
@@ -620,11 +636,11 @@ fn reap_finished(shared: &Shared) {
         let mut connections = shared.connections.lock();
         let keys: Vec<u64> = connections
             .iter()
-            .filter(|(_, (_, h))| h.is_finished())
+            .filter(|(_, h)| h.is_finished())
             .map(|(k, _)| *k)
             .collect();
         keys.into_iter()
-            .filter_map(|k| connections.remove(&k).map(|(_, h)| h))
+            .filter_map(|k| connections.remove(&k))
             .collect()
     };
     for handle in finished {

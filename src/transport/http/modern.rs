@@ -333,24 +333,34 @@ pub(super) fn post(
         }
         return result;
     }
+    let cancel = || {
+        let reason = "the client closed the stream";
+        if let Some(entry) = core.in_flight.cancel(&request_id, Some(reason.into())) {
+            core.cancel_nested(entry.nested, Some(reason), None);
+        }
+    };
     // A handler runs: JSON if its first message is the response, else SSE.
-    let first = match receiver.recv() {
-        Ok(Outgoing::Event { json, .. }) => json,
-        Ok(Outgoing::End) | Err(_) => {
-            return HttpResponse::new(204).write_to(reply.out, keep_alive);
+    // MHTTP-7: while waiting, a client that goes away cancels the request.
+    let first = loop {
+        match receiver.recv_timeout(LIVENESS_CHECK) {
+            Ok(Outgoing::Event { json, .. }) => break json,
+            Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => {
+                return HttpResponse::new(204).write_to(reply.out, keep_alive);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if peer_closed(reply.out) {
+                    cancel();
+                    return Err(io::Error::new(
+                        io::ErrorKind::ConnectionAborted,
+                        "client closed the connection",
+                    ));
+                }
+            }
         }
     };
     if let Ok(Message::Response(_)) = Message::parse(first.as_bytes()) {
         return write_json(reply, &first);
     }
-    let cancel = || {
-        if let Some(entry) = core
-            .in_flight
-            .cancel(&request_id, Some("the client closed the stream".into()))
-        {
-            core.cancel_nested(entry.nested, Some("the client closed the stream"), None);
-        }
-    };
     let result = (|| {
         wire::write_sse_head(reply.out, &[], keep_alive)?;
         wire::write_chunk(reply.out, &sse::frame_event_plain(&first))?;

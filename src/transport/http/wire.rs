@@ -130,9 +130,31 @@ pub(crate) fn read_request(
     } else {
         !connection.contains("close")
     };
-    let chunked = request
-        .header("transfer-encoding")
-        .map_or(false, |v| v.to_ascii_lowercase().contains("chunked"));
+    // Ambiguous framing is refused rather than guessed (request smuggling):
+    // one Host, one Content-Length, and Transfer-Encoding only as exactly
+    // `chunked`, never together with Content-Length.
+    let count = |name: &str| request.headers.iter().filter(|(n, _)| n == name).count();
+    if count("host") > 1 {
+        return Err(ReadError::Malformed("more than one Host header"));
+    }
+    if version == 1 && count("host") == 0 {
+        return Err(ReadError::Malformed("missing Host header"));
+    }
+    if count("content-length") > 1 || count("transfer-encoding") > 1 {
+        return Err(ReadError::Malformed(
+            "repeated Content-Length or Transfer-Encoding",
+        ));
+    }
+    let chunked = match request.header("transfer-encoding") {
+        None => false,
+        Some(v) if v.trim().eq_ignore_ascii_case("chunked") => true,
+        Some(_) => return Err(ReadError::Malformed("unsupported Transfer-Encoding")),
+    };
+    if chunked && request.header("content-length").is_some() {
+        return Err(ReadError::Malformed(
+            "both Content-Length and Transfer-Encoding",
+        ));
+    }
     let length = match request.header("content-length") {
         Some(v) => Some(
             v.parse::<usize>()
@@ -192,7 +214,7 @@ fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Ve
                 }
             }
         }
-        if body.len() + size > max_body {
+        if size > max_body.saturating_sub(body.len()) {
             return Err(ReadError::BodyTooLarge);
         }
         let start = body.len();
@@ -202,6 +224,9 @@ fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Ve
             .map_err(ReadError::Io)?;
         let mut crlf = [0u8; 2];
         reader.read_exact(&mut crlf).map_err(ReadError::Io)?;
+        if &crlf != b"\r\n" {
+            return Err(ReadError::Malformed("a chunk does not end with CRLF"));
+        }
     }
 }
 

@@ -1,0 +1,267 @@
+//! Regressions found by trying the server as a hostile peer: HTTP framing,
+//! sockets that must close, cancellation before a handler's first message,
+//! and the end-of-input grace on stdio.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam_channel::Receiver;
+use serde_json::{json, Value};
+use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+fn wait_for<T>(receiver: &Receiver<T>, what: &str) -> T {
+    match receiver.recv_timeout(WAIT) {
+        Ok(value) => value,
+        Err(_) => panic!("{} never arrived (waited {:?})", what, WAIT),
+    }
+}
+
+fn echo_server() -> Server {
+    Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("echo", json!({"type": "object"})),
+            |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("echoed")),
+        )
+        .build()
+}
+
+/// Sends raw bytes and reads until the server closes the connection;
+/// `None` if it did not close within the wait.
+fn exchange(addr: SocketAddr, bytes: &[u8]) -> Option<String> {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    stream.write_all(bytes).expect("write");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return Some(String::from_utf8_lossy(&out).into_owned()),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => {
+                return Some(String::from_utf8_lossy(&out).into_owned())
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+fn post_head(addr: SocketAddr, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{}\r\n",
+        addr, extra
+    )
+}
+
+// HTTP-2 (limits): a chunk size that overflows is refused, not a panic.
+#[test]
+fn huge_chunk_size_is_refused_and_the_server_lives() {
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let request = format!(
+        "{}1\r\n{{\r\nffffffffffffffff\r\n",
+        post_head(addr, "Transfer-Encoding: chunked\r\n")
+    );
+    let answer = exchange(addr, request.as_bytes()).expect("the connection must close");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{}", answer);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let ping = format!(
+        "{}{}",
+        post_head(
+            addr,
+            &format!("Content-Length: {}\r\nConnection: close\r\n", body.len())
+        ),
+        body
+    );
+    let answer = exchange(addr, ping.as_bytes()).expect("closed after Connection: close");
+    assert!(
+        answer.starts_with("HTTP/1.1 "),
+        "the server still answers: {}",
+        answer
+    );
+    http.shutdown();
+}
+
+// HTTP-2: ambiguous framing (Content-Length with chunked, two Hosts) is a
+// 400 and the connection closes, so no request hides in a body.
+#[test]
+fn ambiguous_framing_is_refused() {
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let smuggle = format!(
+        "{}0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: {}\r\n\r\n",
+        post_head(addr, "Content-Length: 40\r\nTransfer-Encoding: chunked\r\n"),
+        addr
+    );
+    let answer = exchange(addr, smuggle.as_bytes()).expect("the connection must close");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", answer);
+    assert_eq!(
+        answer.matches("HTTP/1.1").count(),
+        1,
+        "one response only: {}",
+        answer
+    );
+    let two_hosts = post_head(addr, "Host: evil.example.com\r\nContent-Length: 0\r\n");
+    let answer = exchange(addr, two_hosts.as_bytes()).expect("the connection must close");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", answer);
+    let weird_coding = post_head(addr, "Transfer-Encoding: gzip, chunked\r\n");
+    let answer = exchange(addr, weird_coding.as_bytes()).expect("the connection must close");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", answer);
+    http.shutdown();
+}
+
+// HTTP-1: after an error response the server closes the socket at once.
+#[test]
+fn error_responses_close_the_connection() {
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let answer =
+        exchange(addr, b"garbage\r\n\r\n").expect("closed without waiting for another client");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", answer);
+    http.shutdown();
+}
+
+// MHTTP-7 (2026-07-28): a client that goes away cancels its request even
+// before the handler sent anything.
+#[test]
+fn modern_request_is_cancelled_when_the_client_leaves_before_any_message() {
+    let (started_tx, started) = crossbeam_channel::bounded(1);
+    let (cancelled_tx, cancelled) = crossbeam_channel::bounded(1);
+    let server = Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("wait", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                let _ = started_tx.send(());
+                let deadline = std::time::Instant::now() + WAIT;
+                while !ctx.is_cancelled() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let _ = cancelled_tx.send(ctx.is_cancelled());
+                Ok(CallToolResult::text("late"))
+            },
+        )
+        .build();
+    let http = server.http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "wait", "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    })
+    .to_string();
+    let request = format!(
+        "{}{}",
+        post_head(
+            addr,
+            &format!(
+                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: wait\r\nContent-Length: {}\r\n",
+                body.len()
+            )
+        ),
+        body
+    );
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("write");
+    wait_for(&started, "the handler to start");
+    drop(stream);
+    assert!(
+        wait_for(&cancelled, "the handler to end"),
+        "the handler must see the cancellation"
+    );
+    http.shutdown();
+}
+
+/// A writer whose bytes the test can read afterwards.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn lines(out: &Shared) -> Vec<Value> {
+    let bytes = out.0.lock().expect("lock").clone();
+    String::from_utf8(bytes)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON message per line"))
+        .collect()
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+// STDIO-3: a client that pipes requests and closes stdin still gets the
+// answers of handlers that finish within the grace period, even ones that
+// check for cancellation first.
+#[test]
+fn end_of_input_lets_quick_handlers_answer() {
+    let server = Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("careful", json!({"type": "object"})),
+            |ctx: &RequestContext, _: JsonObject| {
+                ctx.check_cancelled()?;
+                Ok(CallToolResult::text("done"))
+            },
+        )
+        .build();
+    let input = format!(
+        "{}\n{}\n",
+        INIT, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"careful"}}"#
+    );
+    let out = Shared::default();
+    server
+        .serve_io(io::Cursor::new(input.into_bytes()), out.clone())
+        .expect("serve_io");
+    let answers = lines(&out);
+    let call = answers
+        .iter()
+        .find(|m| m["id"] == 2)
+        .expect("the call's answer");
+    assert_eq!(call["result"]["content"][0]["text"], "done");
+    assert!(call["result"].get("isError").is_none(), "{}", call);
+}
+
+// CAN-1: handlers still running after the grace are cancelled and write
+// nothing.
+#[test]
+fn end_of_input_cancels_slow_handlers_after_the_grace() {
+    let server = Server::builder("hardening", "1.0.0")
+        .end_of_input_grace(Duration::from_millis(20))
+        .tool(
+            Tool::new("stubborn", json!({"type": "object"})),
+            |ctx: &RequestContext, _: JsonObject| {
+                let deadline = std::time::Instant::now() + WAIT;
+                while !ctx.is_cancelled() && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(CallToolResult::text("too late"))
+            },
+        )
+        .build();
+    let input = format!(
+        "{}\n{}\n",
+        INIT, r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stubborn"}}"#
+    );
+    let out = Shared::default();
+    server
+        .serve_io(io::Cursor::new(input.into_bytes()), out.clone())
+        .expect("serve_io");
+    let answers = lines(&out);
+    assert!(answers.iter().any(|m| m["id"] == 1), "initialize answered");
+    assert!(
+        answers.iter().all(|m| m["id"] != 2),
+        "no answer after the cancel: {:?}",
+        answers
+    );
+}
