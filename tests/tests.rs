@@ -3,7 +3,9 @@
 //! `memory` drives the real dispatcher through [`tiny_mcp::MemoryClient`];
 //! `stdio` spawns the `everything` example as a child process and speaks
 //! newline-delimited JSON-RPC to it; `http` serves on 127.0.0.1:0 and
-//! speaks raw HTTP/1.1. `support` holds what they share.
+//! speaks raw HTTP/1.1; `modern` covers the 2026-07-28 era on all three;
+//! `hardening` holds regressions found by hostile-peer trials. `support`
+//! holds what they share.
 
 mod support;
 
