@@ -13,7 +13,7 @@
 //!
 //! # Throughput and latency
 //!
-//! Three servers run in this process, one at a time, each started afresh
+//! Four servers run in this process, one at a time, each started afresh
 //! for every run:
 //!
 //! - `ceiling`: a bare tiny_http 0.12 server with `--ceiling-threads` (4)
@@ -31,6 +31,10 @@
 //! - `modern-json`: the same server, 2026-07-28 flow: no handshake;
 //!   `tools/call` with `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`,
 //!   `Mcp-Name` and the `_meta` envelope, answered as `application/json`.
+//! - `legacy-json` (a diagnostic): the `legacy-sse` flow with `Accept:
+//!   application/json` only, so the same session path answers with one
+//!   JSON response: the difference to `legacy-sse` is the cost of the SSE
+//!   framing and of writing it.
 //!
 //! For N in `--clients` (1, 16, 64), N client threads each hold one
 //! keep-alive `TcpStream` (TCP_NODELAY) and send one request at a time with
@@ -46,14 +50,17 @@
 //! fully parsed).
 //!
 //! Each (N, server) is run `--runs` (3) times, servers alternating so that a
-//! change of load hits all alike. Columns: `srv CPU/req` is the CPU time of
+//! change of load hits all alike; the summary gives the median run (and the
+//! best rate), its ratio to the ceiling's median run at the same N, and
+//! whether `legacy-sse` reaches 80% of it. Columns: `srv CPU/req` is the CPU time of
 //! every thread of this process except the clients and the main thread
 //! (`/proc/self/task/*/schedstat`), per request; `cli CPU/req` the same for
 //! the client threads. On this 2-core machine clients and server share the
 //! CPUs, so the CPU per request is the steadier figure. `busy` is the share
-//! of all CPUs busy during the 300 ms before the run (`/proc/stat`),
-//! `load` the 1-minute load average; runs with a high `busy` are not worth
-//! comparing (use `--wait-idle`).
+//! of all CPUs busy during the 300 ms before the run (`/proc/stat`), while
+//! the bench itself is idle: runs with a high `busy` are not worth comparing
+//! (use `--wait-idle`). `load` is `/proc/loadavg` before the run; the
+//! bench's own threads (up to 130 runnable at N = 64) raise it too.
 //!
 //! # Memory
 //!
@@ -65,15 +72,23 @@
 //!
 //! 1. `--sessions` (1,000) idle sessions: each `initialize` +
 //!    `notifications/initialized` on a fresh connection, then closed;
-//! 2. `--streams` (500) open GET streams of those sessions, each on its own
-//!    connection held open (the priming event read);
-//! 3. `--listens` (1,000) open `subscriptions/listen` streams (2026-07-28),
+//! 2. `--used-sessions` (200) sessions that made `--calls` (100) tools/calls
+//!    each before their connection closed: idle sessions as they are after
+//!    some use;
+//! 3. `--connections` (500) idle keep-alive connections, answered once (a
+//!    404) and held open: a reference, the floor of any open stream;
+//! 4. `--streams` (500) open GET streams of the sessions of step 1, each on
+//!    its own connection held open (the priming event read);
+//! 5. `--listens` (1,000) open `subscriptions/listen` streams (2026-07-28),
 //!    each on its own connection (the acknowledgement read).
 //!
 //! Each figure is per item, over the state before that step; code paths are
 //! warmed up first (and a few streams of each kind kept open throughout).
-//! With the streams open, the child's CPU use while nothing happens is
-//! also reported.
+//! The per-item figure is split by kind of mapping (`/proc/<pid>/smaps`):
+//! thread stacks (the mappings that hold a thread's stack pointer, from
+//! `/proc/<pid>/task/*/syscall`), other anonymous memory (malloc), and
+//! file-backed pages. With the streams open, the child's CPU use while
+//! nothing happens is also reported.
 //!
 //! Run without `--bench` (as `cargo test --benches` does), the binary only
 //! smoke-tests every path with a few requests, sessions and streams.
@@ -96,6 +111,8 @@ const ROLE_VAR: &str = "TINY_MCP_HTTP_BENCH_ROLE";
 const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
 const ECHO_TEXT: &str = "hello, bench";
+/// The `Accept` of every POST but `legacy-json`'s.
+const BOTH: &str = "application/json, text/event-stream";
 /// How the echoed text appears in every answer's JSON.
 const ECHO_NEEDLE: &[u8] = br#""text":"hello, bench""#;
 /// Longest wait for any single read or write of the client.
@@ -141,13 +158,17 @@ const USAGE: &str = "\
 usage: cargo bench --bench http [-- OPTIONS]
 
   --clients LIST      concurrent keep-alive clients, comma-separated (default 1,16,64)
-  --only LIST         servers to drive: ceiling,legacy,modern (default all)
+  --only LIST         servers to drive: ceiling,legacy,modern,legacy-json
+                      (default all; legacy-json is a diagnostic)
   --seconds S         measured seconds per run (default 3)
   --warmup S          unmeasured seconds before each run (default 0.5)
   --max-requests N    stop a run after N requests in total (default 2000000)
   --runs N            runs per (clients, server) (default 3)
   --ceiling-threads N tiny_http threads calling recv() (default 4)
   --sessions N        idle sessions for the memory figure (default 1000)
+  --used-sessions N   sessions that make --calls tools/calls, then idle (default 200)
+  --calls N           tools/calls of each used session (default 100)
+  --connections N     idle keep-alive connections, a reference figure (default 500)
   --streams N         open GET streams for the memory figure (default 500)
   --listens N         open listen streams for the memory figure (default 1000)
   --no-throughput     skip throughput and latency
@@ -173,6 +194,9 @@ struct Options {
     runs: usize,
     ceiling_threads: usize,
     sessions: usize,
+    used_sessions: usize,
+    calls: u64,
+    connections: usize,
     streams: usize,
     listens: usize,
     throughput: bool,
@@ -193,6 +217,9 @@ impl Options {
             runs: 3,
             ceiling_threads: 4,
             sessions: 1000,
+            used_sessions: 200,
+            calls: 100,
+            connections: 500,
             streams: 500,
             listens: 1000,
             throughput: true,
@@ -233,7 +260,10 @@ impl Options {
                         .split(',')
                         .map(|t| {
                             Target::parse(t.trim()).ok_or_else(|| {
-                                format!("--only takes ceiling, legacy or modern, not {:?}", t)
+                                format!(
+                                    "--only takes ceiling, legacy, modern or legacy-json, not {:?}",
+                                    t
+                                )
                             })
                         })
                         .collect::<Result<_, _>>()?;
@@ -244,6 +274,9 @@ impl Options {
                 "--runs" => o.runs = number(&arg, args.next())?,
                 "--ceiling-threads" => o.ceiling_threads = number(&arg, args.next())?,
                 "--sessions" => o.sessions = number(&arg, args.next())?,
+                "--used-sessions" => o.used_sessions = number(&arg, args.next())?,
+                "--calls" => o.calls = number(&arg, args.next())? as u64,
+                "--connections" => o.connections = number(&arg, args.next())?,
                 "--streams" => o.streams = number(&arg, args.next())?,
                 "--listens" => o.listens = number(&arg, args.next())?,
                 "--no-throughput" => o.throughput = false,
@@ -276,16 +309,25 @@ enum Target {
     Ceiling,
     Legacy,
     Modern,
+    /// Diagnostic: the legacy flow with `Accept: application/json` only,
+    /// answered as JSON: `legacy-sse` minus the SSE framing and writes.
+    LegacyJson,
 }
 
 impl Target {
-    const ALL: [Target; 3] = [Target::Ceiling, Target::Legacy, Target::Modern];
+    const ALL: [Target; 4] = [
+        Target::Ceiling,
+        Target::Legacy,
+        Target::Modern,
+        Target::LegacyJson,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Target::Ceiling => "ceiling",
             Target::Legacy => "legacy-sse",
             Target::Modern => "modern-json",
+            Target::LegacyJson => "legacy-json",
         }
     }
 
@@ -294,6 +336,7 @@ impl Target {
             "ceiling" => Some(Target::Ceiling),
             "legacy" | "legacy-sse" => Some(Target::Legacy),
             "modern" | "modern-json" => Some(Target::Modern),
+            "legacy-json" => Some(Target::LegacyJson),
             _ => None,
         }
     }
@@ -433,7 +476,7 @@ impl Running {
     fn start(target: Target, ceiling_threads: usize) -> Res<Running> {
         match target {
             Target::Ceiling => Ceiling::start(ceiling_threads).map(Running::Ceiling),
-            Target::Legacy | Target::Modern => serve_sdk().map(Running::Sdk),
+            Target::Legacy | Target::Modern | Target::LegacyJson => serve_sdk().map(Running::Sdk),
         }
     }
 
@@ -645,10 +688,19 @@ struct Template {
 
 impl Template {
     fn new(host: &str, headers: &[(&str, &str)], before_id: &str, after_id: &str) -> Template {
+        Template::accepting(BOTH, host, headers, before_id, after_id)
+    }
+
+    fn accepting(
+        accept: &str,
+        host: &str,
+        headers: &[(&str, &str)],
+        before_id: &str,
+        after_id: &str,
+    ) -> Template {
         let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n",
-            host
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: {}\r\n",
+            host, accept
         );
         for (name, value) in headers {
             head.push_str(name);
@@ -668,9 +720,15 @@ impl Template {
     fn tools_call(target: Target, host: &str, session: Option<&str>) -> Template {
         let before = r#"{"jsonrpc":"2.0","id":"#;
         match target {
-            Target::Ceiling | Target::Legacy => {
+            Target::Ceiling | Target::Legacy | Target::LegacyJson => {
                 let session = session.unwrap_or("ceiling-has-no-sessions");
-                Template::new(
+                let accept = if target == Target::LegacyJson {
+                    "application/json"
+                } else {
+                    BOTH
+                };
+                Template::accepting(
+                    accept,
                     host,
                     &[
                         ("Mcp-Session-Id", session),
@@ -856,7 +914,7 @@ fn check_answer(target: Target, head: &Head, body: &[u8], id: u64, full: bool) -
         Target::Legacy if !(head.event_stream && head.chunked) => {
             return Err(format!("expected a chunked SSE answer: {:?}", head));
         }
-        Target::Ceiling | Target::Modern if head.event_stream => {
+        Target::Ceiling | Target::Modern | Target::LegacyJson if head.event_stream => {
             return Err(format!("expected a JSON answer: {}", show(body)));
         }
         _ => {}
@@ -923,6 +981,9 @@ struct Barriers {
     warm: Barrier,
     measure: Barrier,
     done: Barrier,
+    /// Passed once the main thread has read the threads' CPU times: a
+    /// thread that ended earlier would take its CPU time with it.
+    release: Barrier,
 }
 
 fn client_loop(
@@ -955,6 +1016,7 @@ fn client_loop(
     }
     let end = Instant::now();
     barriers.done.wait();
+    barriers.release.wait();
     ClientOut {
         count,
         latencies,
@@ -1013,7 +1075,7 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
         let mut conn = Conn::connect(addr)?;
         let mut body = Vec::new();
         let session = match target {
-            Target::Legacy => Some(open_session(&mut conn, &host, &mut body)?),
+            Target::Legacy | Target::LegacyJson => Some(open_session(&mut conn, &host, &mut body)?),
             _ => None,
         };
         let mut client = Client {
@@ -1033,6 +1095,7 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
         warm: Barrier::new(clients + 1),
         measure: Barrier::new(clients + 1),
         done: Barrier::new(clients + 1),
+        release: Barrier::new(clients + 1),
     });
     let settings = Arc::new(Settings {
         seconds: settings.seconds,
@@ -1056,6 +1119,7 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
     let cpu_before = task_cpu();
     barriers.done.wait();
     let cpu_after = task_cpu();
+    barriers.release.wait();
     let mut outs = Vec::with_capacity(clients);
     for handle in handles {
         outs.push(
@@ -1605,18 +1669,145 @@ fn warm_calls(addr: SocketAddr, host: &str, n: u64) -> Res<()> {
     Ok(())
 }
 
+/// A session that made `calls` tools/calls, its connection then closed.
+fn used_session(addr: SocketAddr, host: &str, calls: u64) -> Res<String> {
+    let mut conn = Conn::connect(addr)?;
+    let mut body = Vec::new();
+    let session = open_session(&mut conn, host, &mut body)?;
+    let mut client = Client {
+        conn,
+        template: Template::tools_call(Target::Legacy, host, Some(&session)),
+        target: Target::Legacy,
+        next_id: 1,
+        request: Vec::new(),
+        body,
+    };
+    for i in 0..calls {
+        client.call(i == 0)?;
+    }
+    Ok(session)
+}
+
+/// A keep-alive connection that was answered once (404) and stays open
+/// without a stream: the floor of any open stream.
+fn idle_connection(addr: SocketAddr, host: &str) -> Res<Conn> {
+    let mut conn = Conn::connect(addr)?;
+    let request = format!("GET /not-mcp HTTP/1.1\r\nHost: {}\r\n\r\n", host);
+    let mut body = Vec::new();
+    let head = conn
+        .exchange(request.as_bytes(), &mut body)
+        .map_err(|e| format!("idle connection: {}", e))?;
+    if head.status != 404 {
+        return Err(format!("idle connection: status {}", head.status));
+    }
+    Ok(conn)
+}
+
+/// Resident KiB of the child by kind of mapping (`/proc/<pid>/smaps`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Breakdown {
+    /// Mappings that hold a thread's stack pointer (thread stacks, with
+    /// glibc's thread descriptor and TLS at their top), and `[stack]`.
+    stacks: i64,
+    /// Every other anonymous mapping: malloc arenas, `[heap]`.
+    heap: i64,
+    /// File-backed mappings (code, data of the binary and libraries).
+    files: i64,
+}
+
+/// The stack pointers of the child's threads that wait in a system call
+/// (`/proc/<pid>/task/<tid>/syscall`: number, six arguments, sp, pc).
+fn stack_pointers(pid: u32) -> Vec<u64> {
+    let mut sps = Vec::new();
+    let tasks = match fs::read_dir(format!("/proc/{}/task", pid)) {
+        Ok(t) => t,
+        Err(_) => return sps,
+    };
+    for entry in tasks.flatten() {
+        let text = fs::read_to_string(entry.path().join("syscall")).unwrap_or_default();
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        if fields.len() == 9 {
+            if let Ok(sp) = u64::from_str_radix(fields[7].trim_start_matches("0x"), 16) {
+                sps.push(sp);
+            }
+        }
+    }
+    sps
+}
+
+fn breakdown(pid: u32) -> Option<Breakdown> {
+    let sps = stack_pointers(pid);
+    let smaps = fs::read_to_string(format!("/proc/{}/smaps", pid)).ok()?;
+    let mut out = Breakdown::default();
+    let mut class = 0;
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or("");
+        if let Some((from, to)) = first.split_once('-') {
+            if let (Ok(from), Ok(to)) = (u64::from_str_radix(from, 16), u64::from_str_radix(to, 16))
+            {
+                let path = fields.nth(4).unwrap_or("");
+                class = if path == "[stack]" || sps.iter().any(|&sp| from <= sp && sp < to) {
+                    0
+                } else if path.is_empty() || path == "[heap]" || path.starts_with("[anon") {
+                    1
+                } else {
+                    2
+                };
+                continue;
+            }
+        }
+        if first == "Rss:" {
+            let kib: i64 = fields.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            match class {
+                0 => out.stacks += kib,
+                1 => out.heap += kib,
+                _ => out.files += kib,
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The child's state at one point: status and breakdown.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    status: ProcStatus,
+    parts: Option<Breakdown>,
+}
+
+fn snapshot(pid: u32) -> Res<Snapshot> {
+    let status = settle(pid)?;
+    Ok(Snapshot {
+        status,
+        parts: breakdown(pid),
+    })
+}
+
 struct MemoryFigure {
     what: &'static str,
     count: usize,
-    before: ProcStatus,
-    after: ProcStatus,
-    target_kib: f64,
+    before: Snapshot,
+    after: Snapshot,
+    /// `None`: a reference figure, no target.
+    target_kib: Option<f64>,
     load: String,
 }
 
 impl MemoryFigure {
     fn per_item(&self, total: fn(&ProcStatus) -> u64) -> f64 {
-        (total(&self.after) as f64 - total(&self.before) as f64) / self.count.max(1) as f64
+        (total(&self.after.status) as f64 - total(&self.before.status) as f64)
+            / self.count.max(1) as f64
+    }
+
+    fn parts_per_item(&self) -> Option<(f64, f64, f64)> {
+        let (a, b) = (self.after.parts?, self.before.parts?);
+        let n = self.count.max(1) as f64;
+        Some((
+            (a.stacks - b.stacks) as f64 / n,
+            (a.heap - b.heap) as f64 / n,
+            (a.files - b.files) as f64 / n,
+        ))
     }
 }
 
@@ -1629,12 +1820,17 @@ struct MemoryReport {
     idle_all: Option<f64>,
 }
 
-fn memory(
+struct MemoryPlan {
     sessions: usize,
+    used_sessions: usize,
+    calls_per_used_session: u64,
+    connections: usize,
     streams: usize,
     listens: usize,
     idle_window: Duration,
-) -> Res<MemoryReport> {
+}
+
+fn memory(plan: &MemoryPlan) -> Res<MemoryReport> {
     let server = ServerChild::spawn()?;
     let pid = server.pid();
     let addr = server.addr;
@@ -1644,66 +1840,90 @@ fn memory(
     warm_calls(addr, &host, 200)?;
     let mut held: Vec<Conn> = Vec::new();
     for i in 0..8 {
-        let session = idle_session(addr, &host)?;
+        let session = used_session(addr, &host, 70)?;
         held.push(open_get_stream(addr, &host, &session)?);
         held.push(open_listen_stream(addr, &host, 1_000_000 + i)?);
+        held.push(idle_connection(addr, &host)?);
     }
     for _ in 0..50 {
         idle_session(addr, &host)?;
     }
-    let baseline = settle(pid)?;
     let mut figures = Vec::new();
+    let mut before = snapshot(pid)?;
+    let baseline = before.status;
+    let mut figure = |what, count, target_kib, before: &mut Snapshot| -> Res<()> {
+        let after = snapshot(pid)?;
+        figures.push(MemoryFigure {
+            what,
+            count,
+            before: *before,
+            after,
+            target_kib,
+            load: loadavg(),
+        });
+        *before = after;
+        Ok(())
+    };
 
     // 1. Idle sessions, their connections closed.
-    let before = baseline;
-    let mut ids = Vec::with_capacity(sessions.max(streams));
-    for _ in 0..sessions {
+    let mut ids = Vec::with_capacity(plan.sessions.max(plan.streams));
+    for _ in 0..plan.sessions {
         ids.push(idle_session(addr, &host)?);
     }
-    let after = settle(pid)?;
-    figures.push(MemoryFigure {
-        what: "idle sessions",
-        count: sessions,
-        before,
-        after,
-        target_kib: TARGET_SESSION_KIB,
-        load: loadavg(),
-    });
+    figure(
+        "idle sessions",
+        plan.sessions,
+        Some(TARGET_SESSION_KIB),
+        &mut before,
+    )?;
 
-    // 2. Open GET streams, one connection each, on those sessions.
-    while ids.len() < streams {
-        ids.push(idle_session(addr, &host)?);
+    // 2. Sessions that were used, then left idle (connections closed).
+    for _ in 0..plan.used_sessions {
+        used_session(addr, &host, plan.calls_per_used_session)?;
     }
-    let before = settle(pid)?;
-    for id in ids.iter().take(streams) {
+    figure(
+        "used idle sessions",
+        plan.used_sessions,
+        Some(TARGET_SESSION_KIB),
+        &mut before,
+    )?;
+
+    // 3. Idle keep-alive connections: what any open stream costs at least.
+    for _ in 0..plan.connections {
+        held.push(idle_connection(addr, &host)?);
+    }
+    figure("idle connections", plan.connections, None, &mut before)?;
+
+    // 4. Open GET streams, one connection each, on the sessions of step 1.
+    if ids.len() < plan.streams {
+        while ids.len() < plan.streams {
+            ids.push(idle_session(addr, &host)?);
+        }
+        before = snapshot(pid)?;
+    }
+    for id in ids.iter().take(plan.streams) {
         held.push(open_get_stream(addr, &host, id)?);
     }
-    let after = settle(pid)?;
-    figures.push(MemoryFigure {
-        what: "open GET streams",
-        count: streams,
-        before,
-        after,
-        target_kib: TARGET_STREAM_KIB,
-        load: loadavg(),
-    });
-    let idle_get = idle_cpu(pid, idle_window);
+    figure(
+        "open GET streams",
+        plan.streams,
+        Some(TARGET_STREAM_KIB),
+        &mut before,
+    )?;
+    let idle_get = idle_cpu(pid, plan.idle_window);
 
-    // 3. Open listen streams (2026-07-28), one connection each.
-    let before = settle(pid)?;
-    for i in 0..listens {
+    // 5. Open listen streams (2026-07-28), one connection each.
+    before = snapshot(pid)?;
+    for i in 0..plan.listens {
         held.push(open_listen_stream(addr, &host, i as u64 + 1)?);
     }
-    let after = settle(pid)?;
-    figures.push(MemoryFigure {
-        what: "open listen streams",
-        count: listens,
-        before,
-        after,
-        target_kib: TARGET_STREAM_KIB,
-        load: loadavg(),
-    });
-    let idle_all = idle_cpu(pid, idle_window);
+    figure(
+        "open listen streams",
+        plan.listens,
+        Some(TARGET_STREAM_KIB),
+        &mut before,
+    )?;
+    let idle_all = idle_cpu(pid, plan.idle_window);
 
     drop(held);
     server.finish()?;
@@ -1715,28 +1935,45 @@ fn memory(
     })
 }
 
-fn print_memory(report: &MemoryReport) {
+fn print_memory(report: &MemoryReport, plan: &MemoryPlan) {
     println!(
         "== resident memory of the tiny-mcp server (child process; warmed up: {} KiB VmRSS, {} threads)",
         report.baseline.rss, report.baseline.threads
     );
     println!(
-        "{:<20} {:>6} {:>12} {:>12} {:>13} {:>15} {:>8} {:>7}  load",
-        "", "count", "VmRSS before", "VmRSS after", "per item", "(RssAnon/item)", "target", "met"
+        "{:<20} {:>5} {:>10} {:>10} {:>9} {:>8} {:>26} {:>7} {:>4}  load",
+        "KiB",
+        "count",
+        "RSS before",
+        "RSS after",
+        "per item",
+        "anon/it.",
+        "= stacks + heap + files",
+        "target",
+        "met"
     );
     for f in &report.figures {
         let per = f.per_item(|s| s.rss);
         let anon = f.per_item(|s| s.anon);
+        let parts = f.parts_per_item().map_or_else(
+            || "n/a".to_string(),
+            |(s, h, o)| format!("{:.1} + {:.1} + {:.1}", s, h, o),
+        );
+        let (target, met) = match f.target_kib {
+            Some(t) => (format!("{:.0}", t), if per <= t { "yes" } else { "NO" }),
+            None => ("-".to_string(), ""),
+        };
         println!(
-            "{:<20} {:>6} {:>8} KiB {:>8} KiB {:>9.1} KiB {:>11.1} KiB {:>4.0} KiB {:>7}  {}",
+            "{:<20} {:>5} {:>10} {:>10} {:>9.1} {:>8.1} {:>26} {:>7} {:>4}  {}",
             f.what,
             f.count,
-            f.before.rss,
-            f.after.rss,
+            f.before.status.rss,
+            f.after.status.rss,
             per,
             anon,
-            f.target_kib,
-            if per <= f.target_kib { "yes" } else { "NO" },
+            parts,
+            target,
+            met,
             f.load
         );
     }
@@ -1745,15 +1982,19 @@ fn print_memory(report: &MemoryReport) {
         .iter()
         .map(|f| {
             format!(
-                "{} +{}",
+                "{} {:+}",
                 f.what,
-                f.after.threads as i64 - f.before.threads as i64
+                f.after.status.threads as i64 - f.before.status.threads as i64
             )
         })
         .collect();
     println!("   threads: {}", threads.join(", "));
     println!(
-        "   server CPU while idle: {} of one CPU with the GET streams open, {} with the listen streams too",
+        "   used idle sessions made {} tools/calls each; idle connections were answered once (404) and kept open",
+        plan.calls_per_used_session
+    );
+    println!(
+        "   server CPU while nothing happens: {} of one CPU with the GET streams open, {} with the listen streams too",
         fmt_opt(report.idle_get.map(|c| c * 100.0), "%"),
         fmt_opt(report.idle_all.map(|c| c * 100.0), "%")
     );
@@ -1776,8 +2017,17 @@ fn bench(o: &Options) -> Res<()> {
     }
     if o.memory {
         wait_idle(o.wait_idle);
-        let report = memory(o.sessions, o.streams, o.listens, Duration::from_secs(2))?;
-        print_memory(&report);
+        let plan = MemoryPlan {
+            sessions: o.sessions,
+            used_sessions: o.used_sessions,
+            calls_per_used_session: o.calls,
+            connections: o.connections,
+            streams: o.streams,
+            listens: o.listens,
+            idle_window: Duration::from_secs(2),
+        };
+        let report = memory(&plan)?;
+        print_memory(&report, &plan);
     }
     Ok(())
 }
@@ -1803,8 +2053,17 @@ fn smoke() -> Res<()> {
             }
         }
     }
-    let report = memory(10, 5, 10, Duration::from_millis(100))?;
-    if report.figures.len() != 3 {
+    let plan = MemoryPlan {
+        sessions: 10,
+        used_sessions: 3,
+        calls_per_used_session: 5,
+        connections: 5,
+        streams: 5,
+        listens: 10,
+        idle_window: Duration::from_millis(100),
+    };
+    let report = memory(&plan)?;
+    if report.figures.len() != 5 {
         return Err("missing memory figures".into());
     }
     println!("http bench: smoke test passed (run `cargo bench --bench http` for figures)");

@@ -3,11 +3,12 @@
 use std::io::{self, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::media::{accepts, check_host_and_origin, is_json};
-use super::sse::{self, Outgoing, Stream, StreamSink};
+use super::sse::{self, Kind, Outgoing, Stream, StreamSink};
 use super::wire::{self, HttpRequest, HttpResponse, ReadError};
 use super::{HttpSession, Lookup, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request, RequestId, Response};
@@ -270,21 +271,17 @@ pub(crate) struct Reply<'a> {
 impl Reply<'_> {
     /// Writes one message as the whole response: JSON when the client takes
     /// it, else a one-event SSE stream.
-    fn single(
-        self,
-        status: u16,
-        message: &Message,
-        extra: Vec<(&'static str, String)>,
-    ) -> io::Result<()> {
-        let json = message.to_json_string();
+    fn single(self, status: u16, json: &str, extra: Vec<(&'static str, String)>) -> io::Result<()> {
         if self.takes_json {
-            let mut response = HttpResponse::json(status, json.into_bytes());
+            let mut response = HttpResponse::json(status, json.as_bytes().to_vec());
             response.headers.extend(extra);
             response.write_to(self.out, self.keep_alive)
         } else {
-            wire::write_sse_head(self.out, &extra, self.keep_alive)?;
-            wire::write_chunk(self.out, &sse::frame_event(0, 0, &json))?;
-            wire::write_last_chunk(self.out)
+            let mut buf = wire::sse_head(&extra, self.keep_alive);
+            wire::push_chunk(&mut buf, &sse::frame_event(0, 0, json));
+            wire::push_last_chunk(&mut buf);
+            self.out.write_all(&buf)?;
+            self.out.flush()
         }
     }
 }
@@ -328,7 +325,11 @@ fn initialize(shared: &Arc<Shared>, message: Message, reply: Reply<'_>) -> io::R
     };
     if response.outcome.is_err() {
         // No session is left behind (HTTP-16).
-        return reply.single(400, &Message::Response(response), Vec::new());
+        return reply.single(
+            400,
+            &Message::Response(response).to_json_string(),
+            Vec::new(),
+        );
     }
     let mut extra = Vec::new();
     if let Some(session) = &session {
@@ -338,7 +339,7 @@ fn initialize(shared: &Arc<Shared>, message: Message, reply: Reply<'_>) -> io::R
         }
         extra.push((headers::MCP_SESSION_ID, session.id.clone()));
     }
-    reply.single(200, &Message::Response(response), extra)
+    reply.single(200, &Message::Response(response).to_json_string(), extra)
 }
 
 fn serve_request(
@@ -371,9 +372,7 @@ fn serve_request(
         None => {
             // Answered at once (ping, lists, …): one JSON response.
             return match receiver.try_recv() {
-                Ok(Outgoing::Event { json, .. }) => {
-                    reply.single(200, &parse_back(&json), Vec::new())
-                }
+                Ok(Outgoing::Event { json, .. }) => reply.single(200, &json, Vec::new()),
                 _ => HttpResponse::new(202).write_to(reply.out, reply.keep_alive),
             };
         }
@@ -386,23 +385,29 @@ fn serve_request(
         return answer_json(&receiver, reply);
     }
     let negotiated = core.state.lock().protocol_version.clone();
-    wire::write_sse_head(reply.out, &[], reply.keep_alive)?;
-    let result = (|| {
-        if negotiated.as_str() >= versions::V2025_11_25 {
-            let retry = shared.config.sse_retry.as_millis() as u64;
-            wire::write_chunk(
-                reply.out,
-                &sse::frame_priming(stream.id, priming_seq, retry),
-            )?;
-        }
-        pump(shared, &stream, &receiver, reply.out)
-    })();
-    if result.is_err() {
-        // HTTP-9: a dropped connection is not a cancellation; the stream
-        // keeps buffering for a resuming GET.
-        stream.detach_writer(priming_seq);
+    let mut pending = wire::sse_head(&[], reply.keep_alive);
+    if negotiated.as_str() >= versions::V2025_11_25 {
+        let retry = shared.config.sse_retry.as_millis() as u64;
+        wire::push_chunk(
+            &mut pending,
+            &sse::frame_priming(stream.id, priming_seq, retry),
+        );
     }
-    result
+    match pump(shared, stream.id, &receiver, reply.out, pending) {
+        Ok(delivered) => {
+            if let (true, Some(session)) = (delivered, session) {
+                // Delivered whole: nothing left to replay.
+                session.forget_stream(stream.id);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            // HTTP-9: a dropped connection is not a cancellation; the stream
+            // keeps buffering for a resuming GET.
+            stream.detach_writer(priming_seq);
+            Err(e)
+        }
+    }
 }
 
 /// JSON mode: wait for the response, drop what comes before it.
@@ -410,42 +415,84 @@ fn answer_json(receiver: &Receiver<Outgoing>, reply: Reply<'_>) -> io::Result<()
     let mut last = None;
     // Ends with the stream: after the response, on a cancel, or when the
     // session closes.
-    while let Ok(Outgoing::Event { json, .. }) = receiver.recv() {
-        last = Some(json);
+    while let Ok(Outgoing::Event { json, kind, .. }) = receiver.recv() {
+        if kind != Kind::Other {
+            last = Some(json);
+        }
     }
     match last {
-        Some(json) if matches!(parse_back(&json), Message::Response(_)) => {
+        Some(json) => {
             HttpResponse::json(200, json.as_bytes().to_vec()).write_to(reply.out, reply.keep_alive)
         }
         // Cancelled: no JSON-RPC response exists (CAN-1).
-        _ => HttpResponse::new(204).write_to(reply.out, reply.keep_alive),
+        None => HttpResponse::new(204).write_to(reply.out, reply.keep_alive),
     }
 }
 
-/// Writes a stream's events as they come, with keepalive comments, until
-/// the stream ends or its writer is detached; then ends the response.
+/// How long a new stream's head waits to go out together with its first
+/// event (one write instead of two).
+const HEAD_COALESCE: Duration = Duration::from_millis(5);
+
+/// Writes `pending` and then a stream's events as they come, batching what
+/// is queued into one write, with keepalive comments, until the stream
+/// ends or its writer is detached; then ends the response. Returns `true`
+/// when the stream ended with its response delivered.
 fn pump(
     shared: &Shared,
-    stream: &Stream,
+    stream_id: u64,
     receiver: &Receiver<Outgoing>,
     out: &mut TcpStream,
-) -> io::Result<()> {
+    mut pending: Vec<u8>,
+) -> io::Result<bool> {
+    let keep_alive = shared.config.sse_keep_alive;
+    let mut wait = if pending.is_empty() {
+        keep_alive
+    } else {
+        HEAD_COALESCE.min(keep_alive)
+    };
     loop {
-        match receiver.recv_timeout(shared.config.sse_keep_alive) {
-            Ok(Outgoing::Event { seq, json }) => {
-                wire::write_chunk(out, &sse::frame_event(stream.id, seq, &json))?
+        let mut ended = None;
+        match receiver.recv_timeout(wait) {
+            Ok(item) => {
+                ended = push_item(&mut pending, stream_id, item);
+                while ended.is_none() {
+                    match receiver.try_recv() {
+                        Ok(item) => ended = push_item(&mut pending, stream_id, item),
+                        Err(_) => break,
+                    }
+                }
             }
-            Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => wire::write_chunk(out, sse::KEEPALIVE)?,
+            Err(RecvTimeoutError::Disconnected) => ended = Some(false),
+            Err(RecvTimeoutError::Timeout) => {
+                if pending.is_empty() {
+                    wire::push_chunk(&mut pending, sse::KEEPALIVE);
+                }
+            }
         }
+        if ended.is_some() {
+            wire::push_last_chunk(&mut pending);
+        }
+        if !pending.is_empty() {
+            out.write_all(&pending)?;
+            out.flush()?;
+            pending.clear();
+        }
+        if let Some(delivered) = ended {
+            return Ok(delivered);
+        }
+        wait = keep_alive;
     }
-    wire::write_last_chunk(out)?;
-    out.flush()
 }
 
-fn parse_back(json: &str) -> Message {
-    Message::parse(json.as_bytes())
-        .unwrap_or_else(|e| Message::Response(Response::error(None, e.error)))
+/// Appends one item as a chunk; `Some(true)` when it is the end.
+fn push_item(buf: &mut Vec<u8>, stream_id: u64, item: Outgoing) -> Option<bool> {
+    match item {
+        Outgoing::Event { seq, json, .. } => {
+            wire::push_chunk(buf, &sse::frame_event(stream_id, seq, &json));
+            None
+        }
+        Outgoing::End => Some(true),
+    }
 }
 
 fn session_for(shared: &Shared, request: &HttpRequest) -> Result<Arc<HttpSession>, HttpResponse> {
@@ -502,25 +549,28 @@ fn get(
     };
     let (receiver, replay, priming_seq) = stream.attach(after);
     let negotiated = session.core.state.lock().protocol_version.clone();
-    wire::write_sse_head(out, &[], keep_alive)?;
-    let result = (|| {
-        if negotiated.as_str() >= versions::V2025_11_25 {
-            let retry = shared.config.sse_retry.as_millis() as u64;
-            wire::write_chunk(out, &sse::frame_priming(stream.id, priming_seq, retry))?;
+    let mut pending = wire::sse_head(&[], keep_alive);
+    if negotiated.as_str() >= versions::V2025_11_25 {
+        let retry = shared.config.sse_retry.as_millis() as u64;
+        wire::push_chunk(
+            &mut pending,
+            &sse::frame_priming(stream.id, priming_seq, retry),
+        );
+    }
+    let mut ended = false;
+    for item in replay {
+        if push_item(&mut pending, stream.id, item).is_some() {
+            ended = true;
+            break;
         }
-        for item in replay {
-            match item {
-                Outgoing::Event { seq, json } => {
-                    wire::write_chunk(out, &sse::frame_event(stream.id, seq, &json))?
-                }
-                Outgoing::End => {
-                    wire::write_last_chunk(out)?;
-                    return Ok(());
-                }
-            }
-        }
-        pump(shared, &stream, &receiver, out)
-    })();
+    }
+    let result = if ended {
+        // The resumed stream had finished: replay it whole and end.
+        wire::push_last_chunk(&mut pending);
+        out.write_all(&pending).and_then(|()| out.flush())
+    } else {
+        pump(shared, stream.id, &receiver, out, pending).map(|_| ())
+    };
     if result.is_err() {
         stream.detach_writer(priming_seq);
     }

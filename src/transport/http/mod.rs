@@ -436,6 +436,14 @@ impl HttpSession {
         Some(stream)
     }
 
+    /// Forgets a stream whose response was delivered whole.
+    pub(crate) fn forget_stream(&self, id: u64) {
+        self.streams
+            .lock()
+            .list
+            .retain(|s| s.id != id || !s.is_finished());
+    }
+
     /// The stream with this id, for resumption.
     pub(crate) fn stream(&self, id: u64) -> Option<Arc<Stream>> {
         self.streams

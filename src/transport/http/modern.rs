@@ -8,7 +8,7 @@
 //! into an SSE stream, and the client closing it cancels the request
 //! (MHTTP-7). `subscriptions/listen` is always a stream.
 
-use std::io;
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde_json::Value;
 
 use super::conn::{rpc_error, Reply};
-use super::sse::{self, Outgoing, Stream, StreamSink};
+use super::sse::{self, Kind, Outgoing, Stream, StreamSink};
 use super::wire::{self, HttpRequest, HttpResponse};
 use super::Shared;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
@@ -303,19 +303,15 @@ pub(super) fn post(
     } else if !(is_listen && listen_key.is_some()) {
         // Answered at once, or refused.
         return match receiver.try_recv() {
-            Ok(Outgoing::Event { json, .. }) if is_listen => {
+            Ok(Outgoing::Event { json, kind, .. }) if is_listen => {
                 // A refused listen: at the stream limit it is 503 (LISTEN-14).
-                let status = match Message::parse(json.as_bytes()) {
-                    Ok(Message::Response(r)) => match &r.outcome {
-                        Err(e) if e.code == ErrorCode::INTERNAL_ERROR => 503,
-                        Err(e) => status_of(e.code),
-                        Ok(_) => 200,
-                    },
-                    _ => 200,
+                let status = match kind {
+                    Kind::Error(ErrorCode::INTERNAL_ERROR) => 503,
+                    other => status_for(other),
                 };
                 HttpResponse::json(status, json.as_bytes().to_vec()).write_to(reply.out, keep_alive)
             }
-            Ok(Outgoing::Event { json, .. }) => write_json(reply, &json),
+            Ok(Outgoing::Event { json, kind, .. }) => write_json(reply, &json, kind),
             _ => HttpResponse::new(202).write_to(reply.out, keep_alive),
         };
     }
@@ -324,7 +320,13 @@ pub(super) fn post(
         let result = if shared.stopping() {
             Ok(())
         } else {
-            stream_out(shared, &receiver, reply.out, true, keep_alive, None)
+            stream_out(
+                shared,
+                &receiver,
+                reply.out,
+                wire::sse_head(&[], keep_alive),
+                None,
+            )
         };
         shared.listen_owners.lock().remove(&core.key);
         if result.is_err() {
@@ -343,7 +345,7 @@ pub(super) fn post(
     // MHTTP-7: while waiting, a client that goes away cancels the request.
     let first = loop {
         match receiver.recv_timeout(LIVENESS_CHECK) {
-            Ok(Outgoing::Event { json, .. }) => break json,
+            Ok(Outgoing::Event { json, kind, .. }) => break (json, kind),
             Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => {
                 return HttpResponse::new(204).write_to(reply.out, keep_alive);
             }
@@ -358,21 +360,13 @@ pub(super) fn post(
             }
         }
     };
-    if let Ok(Message::Response(_)) = Message::parse(first.as_bytes()) {
-        return write_json(reply, &first);
+    let (first, kind) = first;
+    if kind != Kind::Other {
+        return write_json(reply, &first, kind);
     }
-    let result = (|| {
-        wire::write_sse_head(reply.out, &[], keep_alive)?;
-        wire::write_chunk(reply.out, &sse::frame_event_plain(&first))?;
-        stream_out(
-            shared,
-            &receiver,
-            reply.out,
-            false,
-            keep_alive,
-            Some(&cancel),
-        )
-    })();
+    let mut pending = wire::sse_head(&[], keep_alive);
+    wire::push_chunk(&mut pending, &sse::frame_event_plain(&first));
+    let result = stream_out(shared, &receiver, reply.out, pending, Some(&cancel));
     if result.is_err() {
         // MHTTP-7: the client closing the stream cancels the request.
         cancel();
@@ -380,15 +374,17 @@ pub(super) fn post(
     result
 }
 
-fn write_json(reply: Reply<'_>, json: &str) -> io::Result<()> {
-    let status = match Message::parse(json.as_bytes()) {
-        Ok(Message::Response(r)) => match &r.outcome {
-            Err(e) => status_of(e.code),
-            Ok(_) => 200,
-        },
+/// The status of a response event.
+fn status_for(kind: Kind) -> u16 {
+    match kind {
+        Kind::Error(code) => status_of(code),
         _ => 200,
-    };
-    HttpResponse::json(status, json.as_bytes().to_vec()).write_to(reply.out, reply.keep_alive)
+    }
+}
+
+fn write_json(reply: Reply<'_>, json: &str, kind: Kind) -> io::Result<()> {
+    HttpResponse::json(status_for(kind), json.as_bytes().to_vec())
+        .write_to(reply.out, reply.keep_alive)
 }
 
 /// Streams events (without ids: MHTTP-6) with keepalive comments; checks
@@ -397,22 +393,33 @@ fn stream_out(
     shared: &Shared,
     receiver: &Receiver<Outgoing>,
     out: &mut TcpStream,
-    write_head: bool,
-    keep_alive: bool,
+    mut pending: Vec<u8>,
     on_close: Option<&dyn Fn()>,
 ) -> io::Result<()> {
-    if write_head {
-        wire::write_sse_head(out, &[], keep_alive)?;
-    }
     let mut last_write = Instant::now();
-    let tick = shared.config.sse_keep_alive.min(LIVENESS_CHECK);
+    // Request streams check often that their client is still there (its
+    // leaving cancels the request); listen streams only when idle.
+    let tick = if on_close.is_some() {
+        shared.config.sse_keep_alive.min(LIVENESS_CHECK)
+    } else {
+        shared.config.sse_keep_alive
+    };
     loop {
+        let mut ended = false;
         match receiver.recv_timeout(tick) {
-            Ok(Outgoing::Event { json, .. }) => {
-                wire::write_chunk(out, &sse::frame_event_plain(&json))?;
-                last_write = Instant::now();
+            Ok(item) => {
+                let mut next = Some(item);
+                while let Some(item) = next.take() {
+                    match item {
+                        Outgoing::Event { json, .. } => {
+                            wire::push_chunk(&mut pending, &sse::frame_event_plain(&json));
+                            next = receiver.try_recv().ok();
+                        }
+                        Outgoing::End => ended = true,
+                    }
+                }
             }
-            Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Disconnected) => ended = true,
             Err(RecvTimeoutError::Timeout) => {
                 if peer_closed(out) {
                     if let Some(on_close) = on_close {
@@ -424,13 +431,23 @@ fn stream_out(
                     ));
                 }
                 if last_write.elapsed() >= shared.config.sse_keep_alive {
-                    wire::write_chunk(out, sse::KEEPALIVE)?;
-                    last_write = Instant::now();
+                    wire::push_chunk(&mut pending, sse::KEEPALIVE);
                 }
             }
         }
+        if ended {
+            wire::push_last_chunk(&mut pending);
+        }
+        if !pending.is_empty() {
+            out.write_all(&pending)?;
+            out.flush()?;
+            pending.clear();
+            last_write = Instant::now();
+        }
+        if ended {
+            return Ok(());
+        }
     }
-    wire::write_last_chunk(out)
 }
 
 /// `true` when the peer has closed its side (a read would return EOF).

@@ -14,18 +14,47 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
+
 use parking_lot::Mutex;
 
-use crate::jsonrpc::{Message, RequestId};
+use crate::jsonrpc::{ErrorCode, Message, RequestId};
 use crate::transport::Sink;
 
 /// What a stream's writer is given.
 #[derive(Debug, Clone)]
 pub(crate) enum Outgoing {
-    /// One message, as JSON, with its sequence number in the stream.
-    Event { seq: u64, json: Arc<str> },
+    /// One message, as JSON, with its sequence number in the stream, and
+    /// what it is (so that writers need not parse it again).
+    Event {
+        seq: u64,
+        json: Arc<str>,
+        kind: Kind,
+    },
     /// The stream is complete: end the response.
     End,
+}
+
+/// What an event carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Kind {
+    /// A notification or a request to the client.
+    Other,
+    /// A successful response.
+    Result,
+    /// An error response with this code.
+    Error(ErrorCode),
+}
+
+impl Kind {
+    fn of(message: &Message) -> Kind {
+        match message {
+            Message::Response(r) => match &r.outcome {
+                Ok(_) => Kind::Result,
+                Err(e) => Kind::Error(e.code),
+            },
+            _ => Kind::Other,
+        }
+    }
 }
 
 /// Frames one SSE event carrying a JSON-RPC message.
@@ -83,7 +112,7 @@ pub(crate) struct Stream {
 
 struct StreamState {
     next_seq: u64,
-    buffer: VecDeque<(u64, Arc<str>)>,
+    buffer: VecDeque<(u64, Arc<str>, Kind)>,
     /// The attached writer's queue, with the token `attach` gave it.
     live: Option<(u64, Sender<Outgoing>)>,
     /// The response was sent: nothing follows.
@@ -116,16 +145,19 @@ impl Stream {
     /// `None`), and the sequence number for a priming event, which is also
     /// the writer's token for [`detach_writer`](Self::detach_writer).
     pub(crate) fn attach(&self, after: Option<u64>) -> (Receiver<Outgoing>, Vec<Outgoing>, u64) {
-        let (sender, receiver) = crossbeam_channel::bounded(self.queue_len);
+        // Unbounded, so that an idle stream holds no preallocated slots;
+        // `push` enforces `queue_len`.
+        let (sender, receiver) = crossbeam_channel::unbounded();
         let mut state = self.state.lock();
         let replay: Vec<Outgoing> = match after {
             Some(after) => state
                 .buffer
                 .iter()
-                .filter(|(seq, _)| *seq > after)
-                .map(|(seq, json)| Outgoing::Event {
+                .filter(|(seq, _, _)| *seq > after)
+                .map(|(seq, json, kind)| Outgoing::Event {
                     seq: *seq,
                     json: Arc::clone(json),
+                    kind: *kind,
                 })
                 .collect(),
             None => Vec::new(),
@@ -185,6 +217,7 @@ impl Stream {
             _ => false,
         };
         let json: Arc<str> = Arc::from(message.to_json_string());
+        let kind = Kind::of(message);
         let mut state = self.state.lock();
         if state.finished {
             return false;
@@ -195,14 +228,23 @@ impl Stream {
             if state.buffer.len() >= self.buffer_len {
                 state.buffer.pop_front();
             }
-            state.buffer.push_back((seq, Arc::clone(&json)));
+            state.buffer.push_back((seq, Arc::clone(&json), kind));
         }
         if ends {
             state.finished = true;
         }
         let mut detach = false;
         if let Some((_, live)) = &state.live {
-            match live.try_send(Outgoing::Event { seq, json }) {
+            let result = if live.len() >= self.queue_len {
+                Err(TrySendError::Full(()))
+            } else {
+                live.try_send(Outgoing::Event { seq, json, kind })
+                    .map_err(|e| match e {
+                        TrySendError::Full(_) => TrySendError::Full(()),
+                        TrySendError::Disconnected(_) => TrySendError::Disconnected(()),
+                    })
+            };
+            match result {
                 Ok(()) => {
                     if ends {
                         let _ = live.try_send(Outgoing::End);

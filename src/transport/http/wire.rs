@@ -305,43 +305,38 @@ impl HttpResponse {
     }
 }
 
-/// Writes the head of a chunked `text/event-stream` response.
-pub(crate) fn write_sse_head(
-    out: &mut impl Write,
-    extra: &[(&'static str, String)],
-    keep_alive: bool,
-) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(256);
+/// The head of a chunked `text/event-stream` response, to be sent with
+/// what follows in one write.
+pub(crate) fn sse_head(extra: &[(&'static str, String)], keep_alive: bool) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(512);
     buf.extend_from_slice(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
 X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
     );
     for (name, value) in extra {
-        write!(buf, "{}: {}\r\n", name, value)?;
+        buf.extend_from_slice(name.as_bytes());
+        buf.extend_from_slice(b": ");
+        buf.extend_from_slice(value.as_bytes());
+        buf.extend_from_slice(b"\r\n");
     }
     if !keep_alive {
         buf.extend_from_slice(b"Connection: close\r\n");
     }
     buf.extend_from_slice(b"\r\n");
-    out.write_all(&buf)?;
-    out.flush()
+    buf
 }
 
-/// Writes `data` as one chunk and flushes it to the socket.
-pub(crate) fn write_chunk(out: &mut impl Write, data: &[u8]) -> io::Result<()> {
+/// Appends `data` as one chunk to `buf`.
+pub(crate) fn push_chunk(buf: &mut Vec<u8>, data: &[u8]) {
     if data.is_empty() {
-        return Ok(());
+        return;
     }
-    let mut buf = Vec::with_capacity(data.len() + 16);
-    write!(buf, "{:x}\r\n", data.len())?;
+    buf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
     buf.extend_from_slice(data);
     buf.extend_from_slice(b"\r\n");
-    out.write_all(&buf)?;
-    out.flush()
 }
 
-/// Ends a chunked body.
-pub(crate) fn write_last_chunk(out: &mut impl Write) -> io::Result<()> {
-    out.write_all(b"0\r\n\r\n")?;
-    out.flush()
+/// Appends the end of a chunked body to `buf`.
+pub(crate) fn push_last_chunk(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(b"0\r\n\r\n");
 }
