@@ -57,25 +57,25 @@ impl Kind {
     }
 }
 
-/// Frames one SSE event carrying a JSON-RPC message.
+/// Frames one SSE event carrying a JSON-RPC message, with the id
+/// `<stream>-<seq>`.
 pub(crate) fn frame_event(stream: u64, seq: u64, json: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len() + 48);
-    out.extend_from_slice(format!("id: {}-{}\nevent: message\n", stream, seq).as_bytes());
-    // Our JSON is one line; split anyway so that no payload breaks framing.
-    for line in json.split('\n') {
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(line.trim_end_matches('\r').as_bytes());
-        out.push(b'\n');
-    }
-    out.push(b'\n');
-    out
+    frame(Some((stream, seq)), json)
 }
 
 /// Frames one SSE event without an id (2026-07-28 has no resumption,
 /// MHTTP-6).
 pub(crate) fn frame_event_plain(json: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(json.len() + 24);
+    frame(None, json)
+}
+
+fn frame(id: Option<(u64, u64)>, json: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + 48);
+    if let Some((stream, seq)) = id {
+        out.extend_from_slice(format!("id: {}-{}\n", stream, seq).as_bytes());
+    }
     out.extend_from_slice(b"event: message\n");
+    // Our JSON is one line; split anyway so that no payload breaks framing.
     for line in json.split('\n') {
         out.extend_from_slice(b"data: ");
         out.extend_from_slice(line.trim_end_matches('\r').as_bytes());
