@@ -124,6 +124,11 @@ impl InFlightTable {
 
     /// Takes the entry to write its response; `None` if a cancel won.
     pub(crate) fn finish(&self, id: &RequestId) -> Option<InFlight> {
+        self.take(id)
+    }
+
+    /// Removes an entry, signalling when the table becomes empty.
+    fn take(&self, id: &RequestId) -> Option<InFlight> {
         let mut map = self.map.lock();
         let entry = map.remove(id);
         if map.is_empty() {
@@ -147,14 +152,7 @@ impl InFlightTable {
 
     /// Takes the entry and sets its flag; `None` for unknown or finished ids.
     pub(crate) fn cancel(&self, id: &RequestId, reason: Option<String>) -> Option<InFlight> {
-        let entry = {
-            let mut map = self.map.lock();
-            let entry = map.remove(id);
-            if map.is_empty() {
-                self.emptied.notify_all();
-            }
-            entry?
-        };
+        let entry = self.take(id)?;
         entry.flag.cancel(reason);
         Some(entry)
     }

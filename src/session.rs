@@ -65,16 +65,23 @@ pub(crate) struct Session {
     pub(crate) unrelated: Mutex<Option<Arc<dyn Sink>>>,
     /// Keys of the listen streams this session opened (2026-07-28).
     pub(crate) listen_keys: Mutex<Vec<u64>>,
+    /// Listed in the server's sessions for change notifications.
+    registered: bool,
 }
 
 impl Session {
     /// A new session, registered with the server for change notifications.
+    ///
+    /// A session without a sink for unrelated messages (a stateless HTTP
+    /// request's) could receive no change notification, so it is not
+    /// registered: no shared lock on that per-request path.
     pub(crate) fn new(
         server: &Arc<ServerInner>,
         id: Option<String>,
         unrelated: Option<Arc<dyn Sink>>,
     ) -> Arc<Session> {
         let key = server.next_session_key();
+        let registered = unrelated.is_some();
         let session = Arc::new(Session {
             server: Arc::clone(server),
             key,
@@ -93,8 +100,11 @@ impl Session {
             next_request_id: AtomicI64::new(0),
             unrelated: Mutex::new(unrelated),
             listen_keys: Mutex::new(Vec::new()),
+            registered,
         });
-        server.register_session(&session);
+        if registered {
+            server.register_session(&session);
+        }
         session
     }
 
@@ -166,6 +176,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.server.unregister_session(self.key);
+        if self.registered {
+            self.server.unregister_session(self.key);
+        }
     }
 }

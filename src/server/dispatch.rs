@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::listen::SubscriptionFilter;
 use super::modern::{self, Envelope};
 use super::mrtr::Rounds;
-use super::registry::Resolved;
+use super::registry::{Registry, Resolved};
 use super::{RequestContext, RequestOutcome, RequestStatus};
 use crate::cancel::{BeginError, CancellationFlag};
 use crate::jsonrpc::{ErrorObject, JsonObject, Message, Request, RequestId, Response};
@@ -414,26 +414,12 @@ impl Session {
     }
 
     fn list_tools(&self, params: Option<Value>) -> Answer {
-        let cursor = cursor(params)?;
-        let registry = self.server.registry.read();
-        let (tools, next_cursor) =
-            page(&registry.tools, cursor, self.server.config.page_size, |e| {
-                e.tool.clone()
-            })?;
-        drop(registry);
+        let (tools, next_cursor) = self.list(params, |r| &r.tools, |e| e.tool.clone())?;
         to_value(ListToolsResult { tools, next_cursor })
     }
 
     fn list_prompts(&self, params: Option<Value>) -> Answer {
-        let cursor = cursor(params)?;
-        let registry = self.server.registry.read();
-        let (prompts, next_cursor) = page(
-            &registry.prompts,
-            cursor,
-            self.server.config.page_size,
-            |e| e.prompt.clone(),
-        )?;
-        drop(registry);
+        let (prompts, next_cursor) = self.list(params, |r| &r.prompts, |e| e.prompt.clone())?;
         to_value(ListPromptsResult {
             prompts,
             next_cursor,
@@ -441,15 +427,8 @@ impl Session {
     }
 
     fn list_resources(&self, params: Option<Value>) -> Answer {
-        let cursor = cursor(params)?;
-        let registry = self.server.registry.read();
-        let (resources, next_cursor) = page(
-            &registry.resources,
-            cursor,
-            self.server.config.page_size,
-            |e| e.resource.clone(),
-        )?;
-        drop(registry);
+        let (resources, next_cursor) =
+            self.list(params, |r| &r.resources, |e| e.resource.clone())?;
         to_value(ListResourcesResult {
             resources,
             next_cursor,
@@ -457,19 +436,24 @@ impl Session {
     }
 
     fn list_templates(&self, params: Option<Value>) -> Answer {
-        let cursor = cursor(params)?;
-        let registry = self.server.registry.read();
-        let (resource_templates, next_cursor) = page(
-            &registry.templates,
-            cursor,
-            self.server.config.page_size,
-            |e| e.template.clone(),
-        )?;
-        drop(registry);
+        let (resource_templates, next_cursor) =
+            self.list(params, |r| &r.templates, |e| e.template.clone())?;
         to_value(ListResourceTemplatesResult {
             resource_templates,
             next_cursor,
         })
+    }
+
+    /// One page of a registry list, read under the registry's lock.
+    fn list<E, T>(
+        &self,
+        params: Option<Value>,
+        items: impl Fn(&Registry) -> &Vec<Arc<E>>,
+        map: impl Fn(&E) -> T,
+    ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+        let cursor = cursor(params)?;
+        let registry = self.server.registry.read();
+        page(items(&registry), cursor, self.server.config.page_size, map)
     }
 
     /// LOG-2: store the level; an unknown level is `-32602`.

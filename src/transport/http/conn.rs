@@ -233,18 +233,9 @@ fn post(
             }
         };
     }
-    let session = match request.header("mcp-session-id") {
-        None => {
-            let error = ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header");
-            return rpc_error(400, request_id, error).write_to(reply.out, keep_alive);
-        }
-        Some(id) => match shared.lookup(id) {
-            Lookup::Found(session) => session,
-            Lookup::NotFound => {
-                let error = ErrorObject::invalid_request("session not found");
-                return rpc_error(404, request_id, error).write_to(reply.out, keep_alive);
-            }
-        },
+    let session = match session_for(shared, request, request_id) {
+        Ok(session) => session,
+        Err(response) => return response.write_to(reply.out, keep_alive),
     };
     match message {
         Message::Request(r) => {
@@ -495,18 +486,24 @@ fn push_item(buf: &mut Vec<u8>, stream_id: u64, item: Outgoing) -> Option<bool> 
     }
 }
 
-fn session_for(shared: &Shared, request: &HttpRequest) -> Result<Arc<HttpSession>, HttpResponse> {
+/// The session a request names: 400 without `Mcp-Session-Id`, 404 for an
+/// unknown, deleted or expired one (HTTP-17, HTTP-18).
+fn session_for(
+    shared: &Shared,
+    request: &HttpRequest,
+    id: Option<RequestId>,
+) -> Result<Arc<HttpSession>, HttpResponse> {
     match request.header("mcp-session-id") {
         None => Err(rpc_error(
             400,
-            None,
+            id.clone(),
             ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
         )),
-        Some(id) => match shared.lookup(id) {
+        Some(session_id) => match shared.lookup(session_id) {
             Lookup::Found(session) => Ok(session),
             Lookup::NotFound => Err(rpc_error(
                 404,
-                None,
+                id,
                 ErrorObject::invalid_request("session not found"),
             )),
         },
@@ -527,7 +524,7 @@ fn get(
         );
         return rpc_error(406, None, error).write_to(out, keep_alive);
     }
-    let session = match session_for(shared, request) {
+    let session = match session_for(shared, request, None) {
         Ok(s) => s,
         Err(response) => return response.write_to(out, keep_alive),
     };

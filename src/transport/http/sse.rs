@@ -149,7 +149,7 @@ impl Stream {
         // `push` enforces `queue_len`.
         let (sender, receiver) = crossbeam_channel::unbounded();
         let mut state = self.state.lock();
-        let replay: Vec<Outgoing> = match after {
+        let mut replay: Vec<Outgoing> = match after {
             Some(after) => state
                 .buffer
                 .iter()
@@ -162,17 +162,13 @@ impl Stream {
                 .collect(),
             None => Vec::new(),
         };
-        let mut replay = replay;
+        let priming = state.next_seq;
+        state.next_seq += 1;
         if state.finished {
             replay.push(Outgoing::End);
             state.live = None;
         } else {
-            state.live = Some((0, sender));
-        }
-        let priming = state.next_seq;
-        state.next_seq += 1;
-        if let Some(live) = state.live.take() {
-            state.live = Some((priming, live.1));
+            state.live = Some((priming, sender));
         }
         (receiver, replay, priming)
     }
