@@ -67,7 +67,7 @@ use serde_json::{json, Value};
 use tiny_mcp::{
     CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestFormParams,
-    ElicitRequestUrlParams, ElicitResult, Error, ErrorKind, GetPromptResult, InputRequest,
+    ElicitRequestUrlParams, ElicitResult, Era, Error, ErrorKind, GetPromptResult, InputRequest,
     JsonObject, ListRootsResult, LoggingLevel, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Reference, RequestContext, Resource, ResourceContents, ResourceTemplate,
     SamplingMessage, Server, TemplateVariables, Tool,
@@ -158,7 +158,9 @@ fn main() {
                     "everything: serving MCP on http://{}/mcp",
                     http.local_addr()
                 );
-                http.join();
+                if let Err(err) = http.join() {
+                    exit_with_error(&err);
+                }
             }
             Err(err) => exit_with_error(&err),
         },
@@ -870,7 +872,7 @@ fn content_json(answer: &ElicitResult) -> String {
 fn passes_through(ctx: &RequestContext, err: &Error) -> bool {
     match err.kind() {
         ErrorKind::Cancelled { .. } | ErrorKind::InputRequired => true,
-        ErrorKind::CapabilityMissing { .. } => ctx.is_stateless(),
+        ErrorKind::CapabilityMissing { .. } => ctx.era() == Era::V2026_07_28,
         _ => false,
     }
 }
@@ -1154,7 +1156,7 @@ fn test_input_required_result_request_state(
     }
     let answers = ctx.request_inputs(vec![("confirm".into(), ask_for_confirmation())])?;
     let answer = answers.elicit_result("confirm")?;
-    let state = if ctx.is_stateless() {
+    let state = if ctx.era() == Era::V2026_07_28 {
         echoed
     } else {
         ctx.request_state()

@@ -14,7 +14,7 @@ use parking_lot::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::jsonrpc::RequestId;
-use crate::transport::Sink;
+use crate::server::Sink;
 
 /// A flag that says a request was cancelled; cheap to clone and to poll.
 ///

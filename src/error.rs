@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::jsonrpc::{ErrorCode, ErrorObject};
-use crate::protocol::ElicitRequestUrlParams;
+use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject};
+use crate::protocol::{ElicitRequestUrlParams, Era};
 
 /// An error from tiny-mcp, or one a handler returns.
 ///
@@ -64,6 +64,10 @@ pub enum ErrorKind {
     InputRequired,
     /// The connection or transport is gone.
     Closed,
+    /// A thread of the crate's panicked (the stdio writer, an HTTP
+    /// connection, a worker outside a handler): a bug of ours, reported to
+    /// the caller of `serve_io` or `HttpServer::join`. Names the thread.
+    ThreadPanicked(String),
     /// A failure described by a message. For `tools/call` it becomes a
     /// result with `isError: true`; elsewhere `-32603`.
     Message(String),
@@ -128,12 +132,51 @@ impl Error {
         matches!(*self.0, ErrorKind::InputRequired)
     }
 
-    /// The JSON-RPC error this becomes when it answers a request that has no
-    /// `isError` result form (everything but `tools/call`).
+    /// The JSON-RPC error this becomes in the 2025-11-25 era, when it
+    /// answers a request that has no `isError` result form (everything but
+    /// `tools/call`). The same as [`to_wire`](Self::to_wire) with
+    /// [`Era::V2025_11_25`].
     pub fn to_error_object(&self) -> ErrorObject {
+        self.to_wire(Era::V2025_11_25)
+    }
+
+    /// The JSON-RPC error this becomes on the wire in `era`: the one
+    /// mapping of handler errors onto the wire.
+    ///
+    /// | kind | 2025-11-25 | 2026-07-28 |
+    /// | --- | --- | --- |
+    /// | [`ErrorKind::InvalidParams`], [`ErrorKind::Json`] | `-32602` | `-32602` |
+    /// | [`ErrorKind::Rpc`] | as given | as given |
+    /// | [`ErrorKind::ResourceNotFound`] | `-32002`, `data: {uri}` | `-32602`, `data: {uri}` (ERR-2) |
+    /// | [`ErrorKind::UrlElicitationRequired`] | `-32042`, `data: {elicitations}` | `-32603` (ERR-2: no `-32042`) |
+    /// | [`ErrorKind::CapabilityMissing`] | `-32603` | `-32021`, `data: {requiredCapabilities}` (ERR-3) |
+    /// | anything else | `-32603` with the message | the same |
+    ///
+    /// Whether an error becomes a JSON-RPC error at all is decided before:
+    /// a `tools/call` failure is a result with `isError: true` (TOOL-6), and
+    /// [`ErrorKind::InputRequired`] becomes an `input_required` result where
+    /// the method allows it (MRTR-1).
+    ///
+    /// Spec: basic/index "Error codes" and server/tools "Error Handling"
+    /// (2025-11-25); basic/index "Errors" (2026-07-28).
+    pub fn to_wire(&self, era: Era) -> ErrorObject {
+        let modern = era == Era::V2026_07_28;
         match &*self.0 {
             ErrorKind::InvalidParams(m) => ErrorObject::invalid_params(m.clone()),
+            ErrorKind::Json(e) => ErrorObject::invalid_params(format!("invalid params: {}", e)),
             ErrorKind::Rpc(e) => e.clone(),
+            ErrorKind::ResourceNotFound(uri) => {
+                let code = if modern {
+                    ErrorCode::INVALID_PARAMS
+                } else {
+                    ErrorCode::RESOURCE_NOT_FOUND
+                };
+                ErrorObject::new(code, "resource not found")
+                    .with_data(serde_json::json!({ "uri": uri }))
+            }
+            ErrorKind::UrlElicitationRequired(_) if modern => {
+                ErrorObject::internal("this request requires a URL elicitation")
+            }
             ErrorKind::UrlElicitationRequired(list) => ErrorObject::new(
                 ErrorCode::URL_ELICITATION_REQUIRED,
                 "this request requires more information",
@@ -141,14 +184,28 @@ impl Error {
             .with_data(serde_json::json!({
                 "elicitations": serde_json::to_value(list).unwrap_or(Value::Null)
             })),
-            ErrorKind::ResourceNotFound(uri) => {
-                ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "resource not found")
-                    .with_data(serde_json::json!({ "uri": uri }))
-            }
-            ErrorKind::Json(e) => ErrorObject::invalid_params(format!("invalid params: {}", e)),
+            ErrorKind::CapabilityMissing { capability } if modern => missing_capability(capability),
             _ => ErrorObject::internal(self.to_string()),
         }
     }
+}
+
+/// `-32021` naming the capability (dotted path, e.g. `elicitation.form`)
+/// as a `ClientCapabilities` object (ERR-3).
+fn missing_capability(capability: &str) -> ErrorObject {
+    let mut required = JsonObject::new();
+    let mut parts = capability.split('.');
+    let top = parts.next().unwrap_or(capability);
+    let inner = match parts.next() {
+        Some(sub) => serde_json::json!({ sub: {} }),
+        None => Value::Object(JsonObject::new()),
+    };
+    required.insert(top.to_string(), inner);
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("this request needs the client capability {}", capability),
+    )
+    .with_data(serde_json::json!({ "requiredCapabilities": required }))
 }
 
 impl fmt::Debug for Error {
@@ -182,6 +239,7 @@ impl fmt::Display for Error {
             }
             ErrorKind::ResourceNotFound(uri) => write!(f, "resource not found: {}", uri),
             ErrorKind::Closed => write!(f, "connection closed"),
+            ErrorKind::ThreadPanicked(name) => write!(f, "thread {} panicked", name),
             ErrorKind::InputRequired => write!(f, "input required from the client"),
             ErrorKind::Message(m) => write!(f, "{}", m),
         }
@@ -247,6 +305,34 @@ mod tests {
         let obj = Error::resource_not_found("test://nope").to_error_object();
         assert_eq!(obj.code, ErrorCode::RESOURCE_NOT_FOUND);
         assert_eq!(obj.data.unwrap()["uri"], "test://nope");
+    }
+
+    // ERR-2, ERR-3 (2026-07-28): no -32002 or -32042; -32021 names the
+    // missing capability as a ClientCapabilities object.
+    #[test]
+    fn modern_era_mapping() {
+        let modern = Era::V2026_07_28;
+        let obj = Error::resource_not_found("test://nope").to_wire(modern);
+        assert_eq!(obj.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(obj.data.unwrap()["uri"], "test://nope");
+        let url = Error::url_elicitation_required(Vec::new()).to_wire(modern);
+        assert_eq!(url.code, ErrorCode::INTERNAL_ERROR);
+        let missing = |c: &str| {
+            Error::new(ErrorKind::CapabilityMissing {
+                capability: c.into(),
+            })
+            .to_wire(modern)
+        };
+        let err = missing("sampling");
+        assert_eq!(err.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            err.data.unwrap()["requiredCapabilities"],
+            serde_json::json!({"sampling": {}})
+        );
+        assert_eq!(
+            missing("elicitation.url").data.unwrap()["requiredCapabilities"],
+            serde_json::json!({"elicitation": {"url": {}}})
+        );
     }
 
     #[test]

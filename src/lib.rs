@@ -88,23 +88,74 @@
 
 mod cancel;
 mod error;
-pub mod jsonrpc;
-pub mod protocol;
+mod jsonrpc;
+mod protocol;
+mod serve;
 mod server;
 mod session;
-pub mod transport;
+mod transport;
 
-pub use cancel::CancellationFlag;
-pub use error::{Error, ErrorKind};
-pub use jsonrpc::{ErrorCode, ErrorObject, JsonObject, RequestId};
-pub use protocol::*;
-pub use server::{
-    CacheScope, CompletionHandler, InputRequest, InputResponses, PromptHandler, RequestContext,
-    RequestOutcome, RequestStateCodec, RequestStatus, ResourceHandler, ResourceTemplateHandler,
-    Server, ServerBuilder, ServerHandle, ServerStateStore, TemplateVariables, ToolHandler,
-};
+// One public path per type: everything is re-exported here, and the
+// modules that define it are private.
+
+// Building and serving.
+pub use server::{Server, ServerBuilder, ServerHandle};
 pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;
+
+// Handlers and what they receive.
+pub use cancel::CancellationFlag;
+pub use server::{
+    CompletionHandler, PromptHandler, RequestContext, ResourceHandler, ResourceTemplateHandler,
+    TemplateVariables, ToolHandler,
+};
+
+// Hooks and the 2026-07-28 era's settings.
+pub use server::{
+    CacheScope, InputRequest, InputResponses, RequestOutcome, RequestStateCodec, RequestStatus,
+    ServerStateStore,
+};
+
+// Errors.
+pub use error::{Error, ErrorKind};
+
+// JSON-RPC 2.0 messages (MCP-free).
+pub use jsonrpc::{
+    ErrorCode, ErrorObject, JsonObject, Message, Notification, ParseError, Request, RequestId,
+    Response,
+};
+
+// MCP data types, by spec page: lifecycle, tools, resources, prompts,
+// content, completion, logging, progress, sampling, elicitation, roots.
+pub use protocol::{Annotations, ContentBlock, EmbeddedResource, ImageContent, Role, TextContent};
+pub use protocol::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations};
+pub use protocol::{
+    CancelledNotificationParams, ClientCapabilities, EmptyResult, Era, Icon, Implementation,
+    InitializeRequestParams, InitializeResult, ListChangedCapability, PaginatedRequestParams,
+    ResourcesCapability, ServerCapabilities,
+};
+pub use protocol::{
+    CompleteArgument, CompleteContext, CompleteRequestParams, CompleteResult, Completion, Reference,
+};
+pub use protocol::{CreateMessageRequestParams, CreateMessageResult, SamplingMessage};
+pub use protocol::{
+    ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams,
+    ElicitResult,
+};
+pub use protocol::{
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage,
+};
+pub use protocol::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+};
+pub use protocol::{ListRootsResult, Root};
+pub use protocol::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
+pub use protocol::{ProgressNotificationParams, ProgressToken};
+// Method, notification, `_meta` key and version names, as the spec spells
+// them.
+pub use protocol::{meta, methods, notifications, versions};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

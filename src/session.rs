@@ -1,10 +1,17 @@
 //! A session: what one client negotiated, plus its in-flight requests.
 //!
-//! Sessions are data; connections are threads (DESIGN.md). stdio has
-//! exactly one session. Locks here are held only to read or update this
-//! data, never across I/O or a handler call. Lock order, where two are
-//! held: `state` before nothing else; `pending` and the in-flight table
-//! are never held together.
+//! Sessions are data; connections are threads (DESIGN.md §4). stdio has
+//! exactly one session; a 2025-11-25 HTTP session has one per
+//! `Mcp-Session-Id`; each stateless HTTP POST and each 2026-07-28 request
+//! on HTTP gets a short-lived one. Each kind has its named constructor, so
+//! that no transport writes session state. Transports then use only the
+//! named methods: [`receive`](Session::receive) (in `dispatch.rs`),
+//! [`cancel`](Session::cancel), [`close`](Session::close),
+//! [`forget_listen`](Session::forget_listen) and the read accessors.
+//!
+//! Locks here are held only to read or update this data, never across I/O
+//! or a handler call. Lock order, where two are held: `state` before
+//! nothing else; `pending` and the in-flight table are never held together.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -16,9 +23,10 @@ use serde_json::Value;
 
 use crate::cancel::InFlightTable;
 use crate::jsonrpc::{Message, RequestId};
-use crate::protocol::{versions, ClientCapabilities, Implementation, LoggingLevel};
-use crate::server::ServerInner;
-use crate::transport::Sink;
+use crate::protocol::{
+    notifications, versions, ClientCapabilities, Era, Implementation, LoggingLevel,
+};
+use crate::server::{ServerInner, Sink};
 use crate::Error;
 
 /// What the client told us in `initialize`, and what it set since.
@@ -39,13 +47,13 @@ pub(crate) struct SessionState {
     pub(crate) era: Option<Era>,
 }
 
-/// The two protocol eras.
+/// Who ends a session, which decides how its listen streams end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Era {
-    /// 2025-11-25 and older: `initialize`, sessions.
-    Legacy,
-    /// 2026-07-28: per-request envelope, no sessions.
-    Modern,
+pub(crate) enum Closing {
+    /// The client went away (end of input, `DELETE`, a dropped client).
+    ClientLeft,
+    /// The server ends it (shutdown, expiry).
+    ServerEnds,
 }
 
 /// A pending request of ours to the client, waiting for its answer.
@@ -53,7 +61,8 @@ pub(crate) type PendingAnswer = Sender<Result<Value, Error>>;
 
 pub(crate) struct Session {
     pub(crate) server: Arc<ServerInner>,
-    /// Key in the server's list of live sessions.
+    /// Key in the server's list of live sessions, and owner key of the
+    /// listen streams this session opens.
     pub(crate) key: u64,
     /// `Mcp-Session-Id` on HTTP; `None` on stdio and in memory.
     pub(crate) id: Option<String>,
@@ -62,29 +71,62 @@ pub(crate) struct Session {
     pub(crate) pending: Mutex<HashMap<RequestId, PendingAnswer>>,
     next_request_id: AtomicI64,
     /// Where messages related to no request go (stdout, the GET stream).
-    pub(crate) unrelated: Mutex<Option<Arc<dyn Sink>>>,
-    /// Keys of the listen streams this session opened (2026-07-28).
-    pub(crate) listen_keys: Mutex<Vec<u64>>,
-    /// Listed in the server's sessions for change notifications.
-    registered: bool,
+    unrelated: Option<Arc<dyn Sink>>,
 }
 
 impl Session {
-    /// A new session, registered with the server for change notifications.
-    ///
-    /// A session without a sink for unrelated messages (a stateless HTTP
-    /// request's) could receive no change notification, so it is not
-    /// registered: no shared lock on that per-request path.
-    pub(crate) fn new(
+    /// The session of one connection (stdio, the in-memory client): its era
+    /// is locked by its first request, and change notifications reach it
+    /// through `unrelated`.
+    pub(crate) fn connection(server: &Arc<ServerInner>, unrelated: Arc<dyn Sink>) -> Arc<Session> {
+        Session::register(Session::new(server, None, None, Some(unrelated)))
+    }
+
+    /// A 2025-11-25 HTTP session with its `Mcp-Session-Id`; messages related
+    /// to no request go to `get_stream`.
+    pub(crate) fn http(
+        server: &Arc<ServerInner>,
+        id: String,
+        get_stream: Arc<dyn Sink>,
+    ) -> Arc<Session> {
+        let era = Some(Era::V2025_11_25);
+        Session::register(Session::new(server, Some(id), era, Some(get_stream)))
+    }
+
+    /// The session of one POST in the 2025-11-25 stateless HTTP mode: taken
+    /// as initialized at `version` (the request's `MCP-Protocol-Version`,
+    /// 2025-03-26 without one, HTTP-20).
+    pub(crate) fn stateless_post(server: &Arc<ServerInner>, version: Option<&str>) -> Arc<Session> {
+        let session = Session::new(server, None, Some(Era::V2025_11_25), None);
+        {
+            let mut state = session.state.lock();
+            state.initialized = true;
+            state.protocol_version = version.unwrap_or(versions::V2025_03_26).to_string();
+        }
+        Arc::new(session)
+    }
+
+    /// A session that only answers one `initialize` and is then dropped
+    /// (the 2025-11-25 stateless HTTP mode).
+    pub(crate) fn stateless_initialize(server: &Arc<ServerInner>) -> Arc<Session> {
+        Arc::new(Session::new(server, None, Some(Era::V2025_11_25), None))
+    }
+
+    /// The session of one 2026-07-28 request on HTTP: nothing is kept
+    /// between requests (GEN-4).
+    pub(crate) fn per_request(server: &Arc<ServerInner>) -> Arc<Session> {
+        Arc::new(Session::new(server, None, Some(Era::V2026_07_28), None))
+    }
+
+    fn new(
         server: &Arc<ServerInner>,
         id: Option<String>,
+        era: Option<Era>,
         unrelated: Option<Arc<dyn Sink>>,
-    ) -> Arc<Session> {
-        let key = server.next_session_key();
-        let registered = unrelated.is_some();
-        let session = Arc::new(Session {
+    ) -> Session {
+        Session {
             server: Arc::clone(server),
-            key,
+            key: server.next_session_key(),
             id,
             state: Mutex::new(SessionState {
                 initialized: false,
@@ -93,18 +135,22 @@ impl Session {
                 client_capabilities: ClientCapabilities::default(),
                 log_level: None,
                 subscriptions: HashSet::new(),
-                era: None,
+                era,
             }),
             in_flight: InFlightTable::new(server.config.max_in_flight),
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
-            unrelated: Mutex::new(unrelated),
-            listen_keys: Mutex::new(Vec::new()),
-            registered,
-        });
-        if registered {
-            server.register_session(&session);
+            unrelated,
         }
+    }
+
+    /// Lists a session that has a place for unrelated messages with the
+    /// server, for change notifications. Sessions without one (per-request
+    /// HTTP sessions) could receive none, so they are never listed: no
+    /// shared lock on that path.
+    fn register(session: Session) -> Arc<Session> {
+        let session = Arc::new(session);
+        session.server.register_session(&session);
         session
     }
 
@@ -117,30 +163,84 @@ impl Session {
         self.state.lock().initialized
     }
 
+    /// The negotiated protocol version (`2025-03-26` before `initialize`).
+    pub(crate) fn protocol_version(&self) -> String {
+        self.state.lock().protocol_version.clone()
+    }
+
+    /// How many requests are in flight.
+    pub(crate) fn in_flight_count(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// The session's era, locking it to `claim` if no request decided it
+    /// yet (ERA-2).
+    pub(crate) fn lock_era(&self, claim: Era) -> Era {
+        *self.state.lock().era.get_or_insert(claim)
+    }
+
     /// Sends a message related to no request, if the session has a place
     /// for it (on HTTP, an open GET stream).
     pub(crate) fn send_unrelated(&self, message: Message) -> bool {
-        let sink = self.unrelated.lock().clone();
-        match sink {
+        match &self.unrelated {
             Some(sink) => sink.send(message),
             None => false,
         }
     }
 
-    /// Cancels every in-flight request and every pending call to the client
-    /// (end of input, `DELETE`, shutdown).
-    pub(crate) fn cancel_all(&self, reason: &str) {
+    /// Cancels request `id` (the one cancel path of every transport).
+    ///
+    /// A listen stream of this session with that id ends without a word
+    /// (LISTEN-10). A request in flight has its flag set, and the requests
+    /// it waits on are failed; with `notify_client`, the client is sent
+    /// `notifications/cancelled` for each of those (CAN-5). Unknown,
+    /// finished and repeated ids are ignored (CAN-2). Returns `true` if
+    /// something was cancelled.
+    pub(crate) fn cancel(
+        &self,
+        id: &RequestId,
+        reason: Option<String>,
+        notify_client: bool,
+    ) -> bool {
+        if self.server.listen.cancel(self.key, id) {
+            return true;
+        }
+        match self.in_flight.cancel(id, reason.clone()) {
+            Some(entry) => {
+                let notify = if notify_client {
+                    Some(&entry.sink)
+                } else {
+                    None
+                };
+                self.cancel_nested(entry.nested, reason.as_deref(), notify);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the session (the one close path: end of input, `DELETE`,
+    /// expiry, shutdown): cancels every request in flight and every pending
+    /// call to the client, and ends their streams without a response. The
+    /// session's listen streams end too: without a word when the client
+    /// left (LISTEN-12), with their result when the server ends them
+    /// (LISTEN-11).
+    pub(crate) fn close(&self, reason: &str, by: Closing) {
         for entry in self.in_flight.cancel_all(reason) {
             self.cancel_nested(entry.nested, Some(reason), None);
             entry.sink.end();
         }
-        self.server.listen.drop_owner(self.key);
+        let listen = &self.server.listen;
+        match by {
+            Closing::ClientLeft => listen.forget_owner(self.key),
+            Closing::ServerEnds => listen.close_where(&self.server.info, |owner| owner == self.key),
+        }
     }
 
-    /// Locks the session's era (HTTP sessions and stateless requests know
-    /// theirs from the start).
-    pub(crate) fn lock_era(&self, era: Era) {
-        self.state.lock().era = Some(era);
+    /// Forgets a listen stream whose client went away, without a word
+    /// (LISTEN-10).
+    pub(crate) fn forget_listen(&self, key: u64) {
+        self.server.listen.close(key);
     }
 
     /// Fails our pending requests `nested` with a cancelled error; when a
@@ -164,7 +264,7 @@ impl Session {
                         params.insert("reason".into(), Value::from(reason));
                     }
                     sink.send(Message::notification(
-                        crate::protocol::notifications::CANCELLED,
+                        notifications::CANCELLED,
                         Some(Value::Object(params)),
                     ));
                 }
@@ -176,7 +276,7 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.registered {
+        if self.unrelated.is_some() {
             self.server.unregister_session(self.key);
         }
     }

@@ -33,6 +33,27 @@ use serde::{Deserialize, Serialize};
 
 use crate::jsonrpc::JsonObject;
 
+/// The protocol era a request belongs to.
+///
+/// The two eras have incompatible lifecycles, and one server serves both
+/// (DESIGN.md §8). Handlers rarely need to know: the blocking calls of
+/// [`RequestContext`](crate::RequestContext) work in either.
+///
+/// Spec: basic/lifecycle (2025-11-25); basic/lifecycle and
+/// basic/versioning (2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Era {
+    /// 2025-11-25 and the versions it negotiates down to (2025-06-18,
+    /// 2025-03-26, 2024-11-05): an `initialize` handshake opens a session,
+    /// and the server may send requests to the client and wait.
+    V2025_11_25,
+    /// 2026-07-28: no handshake and no session; each request names its
+    /// version and the client's capabilities in `_meta`, and the server
+    /// asks the client for input by answering `input_required`.
+    V2026_07_28,
+}
+
 /// Protocol version strings.
 pub mod versions {
     /// The newest handshake revision, and the one this crate implements.

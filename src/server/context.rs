@@ -9,18 +9,20 @@ use crossbeam_channel::RecvTimeoutError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::modern::Envelope;
-use super::mrtr::{InputRequest, InputResponses, Rounds};
+use parking_lot::Mutex;
+
+use super::envelope::Envelope;
+use super::input::{InputRequest, InputResponses, Rounds};
+use super::methods::Method;
 use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
-    methods, notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult, LoggingLevel,
+    notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, Era, Implementation, ListRootsResult, LoggingLevel,
     ProgressToken,
 };
-use crate::server::ServerHandle;
+use crate::server::{ServerHandle, Sink};
 use crate::session::Session;
-use crate::transport::Sink;
 use crate::{Error, ErrorKind};
 
 /// The context of one request, passed first to every handler.
@@ -33,25 +35,59 @@ use crate::{Error, ErrorKind};
 /// [`elicit`](Self::elicit), [`list_roots`](Self::list_roots)) check the
 /// client's declared capability first, wait at most the server's
 /// client-request timeout, and return [`ErrorKind::Cancelled`] as soon as
-/// this request is cancelled.
+/// this request is cancelled. They work in both eras ([`era`](Self::era)):
+/// in 2025-11-25 they send a request and wait; in 2026-07-28 they take
+/// their answer from the client's retry or end the run with
+/// `input_required`.
 pub struct RequestContext {
     pub(crate) session: Arc<Session>,
     pub(crate) request_id: RequestId,
-    pub(crate) method: String,
+    pub(crate) method: &'static Method,
     pub(crate) flag: CancellationFlag,
     pub(crate) sink: Arc<dyn Sink>,
-    pub(crate) meta: Option<JsonObject>,
-    /// The request's envelope and MRTR rounds, in the 2026-07-28 era.
-    pub(crate) modern: Option<(Arc<Envelope>, Rounds)>,
-    /// The handler's state in the 2025-11-25 era (one run, one round).
-    pub(crate) legacy_state: parking_lot::Mutex<Option<Value>>,
+    pub(crate) link: ClientLink,
+}
+
+/// How a request reaches its client, chosen once per request (DESIGN.md
+/// §10): each context method that depends on the era matches on it once.
+// One per request, built once and never moved around: boxing would only
+// add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ClientLink {
+    /// 2025-11-25: a live connection that can send a request and wait for
+    /// its answer. Client info, capabilities and log level are the
+    /// session's.
+    Connection {
+        /// The request's `params._meta`.
+        meta: Option<JsonObject>,
+        /// The handler's state (one run, one round).
+        state: Mutex<Option<Value>>,
+    },
+    /// 2026-07-28: everything comes with the request (its envelope), and
+    /// input is asked for by `input_required` and a retry with its rounds.
+    Retry { envelope: Envelope, rounds: Rounds },
+}
+
+impl ClientLink {
+    /// The link of a 2025-11-25 request with these params.
+    pub(crate) fn connection(params: Option<&Value>) -> ClientLink {
+        let meta = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .cloned();
+        ClientLink::Connection {
+            meta,
+            state: Mutex::new(None),
+        }
+    }
 }
 
 impl fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestContext")
             .field("request_id", &self.request_id)
-            .field("method", &self.method)
+            .field("method", &self.method.name)
+            .field("era", &self.era())
             .field("cancelled", &self.flag.is_cancelled())
             .finish()
     }
@@ -65,7 +101,7 @@ impl RequestContext {
 
     /// The method being handled, e.g. `tools/call`.
     pub fn method(&self) -> &str {
-        &self.method
+        self.method.name
     }
 
     /// The `Mcp-Session-Id` on Streamable HTTP; `None` on stdio.
@@ -75,41 +111,48 @@ impl RequestContext {
 
     /// The request's `params._meta`, if it had one.
     pub fn meta(&self) -> Option<&JsonObject> {
-        self.meta.as_ref()
+        match &self.link {
+            ClientLink::Connection { meta, .. } => meta.as_ref(),
+            ClientLink::Retry { envelope, .. } => Some(&envelope.meta),
+        }
+    }
+
+    /// The era of this request: [`Era::V2025_11_25`] on a session opened by
+    /// `initialize` (the server can send requests to the client and wait),
+    /// [`Era::V2026_07_28`] for a request that carries its own envelope
+    /// (the server asks for input with `input_required` instead).
+    pub fn era(&self) -> Era {
+        match &self.link {
+            ClientLink::Connection { .. } => Era::V2025_11_25,
+            ClientLink::Retry { .. } => Era::V2026_07_28,
+        }
     }
 
     /// The client's `clientInfo`: from `initialize`, or in the 2026-07-28
     /// era from this request's `_meta`.
     pub fn client_info(&self) -> Option<Implementation> {
-        match &self.modern {
-            Some((envelope, _)) => envelope.client_info.clone(),
-            None => self.session.state.lock().client_info.clone(),
+        match &self.link {
+            ClientLink::Connection { .. } => self.session.state.lock().client_info.clone(),
+            ClientLink::Retry { envelope, .. } => envelope.client_info.clone(),
         }
     }
 
     /// The capabilities the client declared: in `initialize`, or in the
     /// 2026-07-28 era in this request's `_meta` (never earlier requests').
     pub fn client_capabilities(&self) -> ClientCapabilities {
-        match &self.modern {
-            Some((envelope, _)) => envelope.client_capabilities.clone(),
-            None => self.session.state.lock().client_capabilities.clone(),
+        match &self.link {
+            ClientLink::Connection { .. } => self.session.state.lock().client_capabilities.clone(),
+            ClientLink::Retry { envelope, .. } => envelope.client_capabilities.clone(),
         }
     }
 
     /// The protocol version of this request: the negotiated one (e.g.
     /// `2025-11-25`) or this request's (`2026-07-28`).
     pub fn protocol_version(&self) -> String {
-        match &self.modern {
-            Some((envelope, _)) => envelope.version.clone(),
-            None => self.session.state.lock().protocol_version.clone(),
+        match &self.link {
+            ClientLink::Connection { .. } => self.session.protocol_version(),
+            ClientLink::Retry { envelope, .. } => envelope.version.clone(),
         }
-    }
-
-    /// `true` for a 2026-07-28 (stateless) request, where the server cannot
-    /// send requests to the client and asks for input with
-    /// `input_required` instead.
-    pub fn is_stateless(&self) -> bool {
-        self.modern.is_some()
     }
 
     /// A handle to the server, to change what it offers or notify clients.
@@ -142,8 +185,7 @@ impl RequestContext {
 
     /// The request's `_meta.progressToken`, with its JSON type.
     pub fn progress_token(&self) -> Option<ProgressToken> {
-        self.meta
-            .as_ref()
+        self.meta()
             .and_then(|m| m.get("progressToken"))
             .and_then(RequestId::from_value)
     }
@@ -193,10 +235,14 @@ impl RequestContext {
         logger: Option<&str>,
         data: impl Into<Value>,
     ) {
-        let allowed = match &self.modern {
+        let allowed = match &self.link {
+            ClientLink::Connection { .. } => {
+                !matches!(self.session.state.lock().log_level, Some(min) if level < min)
+            }
             // LOG-1 (2026-07-28): only when this request opted in.
-            Some((envelope, _)) => matches!(envelope.log_level, Some(min) if level >= min),
-            None => !matches!(self.session.state.lock().log_level, Some(min) if level < min),
+            ClientLink::Retry { envelope, .. } => {
+                matches!(envelope.log_level, Some(min) if level >= min)
+            }
         };
         if !allowed || self.flag.is_cancelled() {
             return;
@@ -233,13 +279,7 @@ impl RequestContext {
         if !self.client_capabilities().supports_sampling() {
             return Err(missing("sampling"));
         }
-        if self.modern.is_some() {
-            return self.ask_one(InputRequest::create_message(params));
-        }
-        self.call(
-            methods::SAMPLING_CREATE_MESSAGE,
-            serde_json::to_value(params)?,
-        )
+        self.ask(InputRequest::create_message(params))
     }
 
     /// Asks the user for input (`elicitation/create`), in form or URL mode.
@@ -263,17 +303,14 @@ impl RequestContext {
             }
             _ => {}
         }
-        if self.modern.is_some() {
-            return self.ask_one(InputRequest::elicit(params));
-        }
-        self.call(methods::ELICITATION_CREATE, serde_json::to_value(params)?)
+        self.ask(InputRequest::elicit(params))
     }
 
     /// Tells the client a URL-mode elicitation finished
     /// (`notifications/elicitation/complete {elicitationId}`, ELIC-5).
     /// A no-op in the 2026-07-28 era, which has no such notification.
     pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
-        if self.modern.is_some() {
+        if let ClientLink::Retry { .. } = self.link {
             return;
         }
         self.sink.send(Message::notification(
@@ -294,10 +331,7 @@ impl RequestContext {
         if !self.client_capabilities().supports_roots() {
             return Err(missing("roots"));
         }
-        if self.modern.is_some() {
-            return self.ask_one(InputRequest::list_roots());
-        }
-        self.call(methods::ROOTS_LIST, Value::Object(JsonObject::new()))
+        self.ask(InputRequest::list_roots())
     }
 
     /// Asks the client for several inputs at once, under keys the handler
@@ -337,9 +371,9 @@ impl RequestContext {
                 return Err(missing(request.capability()));
             }
         }
-        let rounds = match &self.modern {
-            Some((_, rounds)) => rounds,
-            None => {
+        let rounds = match &self.link {
+            ClientLink::Retry { rounds, .. } => rounds,
+            ClientLink::Connection { .. } => {
                 let timeout = self.session.server.config.client_request_timeout;
                 let mut answers = JsonObject::new();
                 for (key, request) in requests {
@@ -359,7 +393,7 @@ impl RequestContext {
                 _ => rounds.ask(&key, request),
             }
         }
-        if rounds.asked.lock().is_empty() {
+        if !rounds.asked_anything() {
             Ok(InputResponses(answers))
         } else {
             Err(Error::new(ErrorKind::InputRequired))
@@ -371,31 +405,28 @@ impl RequestContext {
     /// the 2026-07-28 era, what it set in the previous round (verified by
     /// the server's [`RequestStateCodec`](crate::RequestStateCodec)).
     pub fn request_state(&self) -> Option<Value> {
-        match &self.modern {
-            Some((_, rounds)) => rounds
-                .new_user_state
-                .lock()
-                .clone()
-                .or_else(|| rounds.user_state.clone()),
-            None => self.legacy_state.lock().clone(),
+        match &self.link {
+            ClientLink::Connection { state, .. } => state.lock().clone(),
+            ClientLink::Retry { rounds, .. } => rounds.current_user_state(),
         }
     }
 
     /// Sets the state to carry into the next round (2026-07-28: sent in
     /// `requestState`, protected by the server's codec).
     pub fn set_request_state(&self, state: Value) {
-        match &self.modern {
-            Some((_, rounds)) => *rounds.new_user_state.lock() = Some(state),
-            None => *self.legacy_state.lock() = Some(state),
+        match &self.link {
+            ClientLink::Connection { state: own, .. } => *own.lock() = Some(state),
+            ClientLink::Retry { rounds, .. } => *rounds.new_user_state.lock() = Some(state),
         }
     }
 
-    /// A blocking call in the 2026-07-28 era: its answer from the retry, or
-    /// `InputRequired` after recording it under the next positional key.
-    fn ask_one<T: DeserializeOwned>(&self, request: InputRequest) -> Result<T, Error> {
-        let rounds = match &self.modern {
-            Some((_, rounds)) => rounds,
-            None => return Err(Error::new(ErrorKind::Closed)),
+    /// A blocking call to the client: sent and awaited on a connection;
+    /// in the 2026-07-28 era, its answer from the retry, or `InputRequired`
+    /// after recording it under the next positional key.
+    fn ask<T: DeserializeOwned>(&self, request: InputRequest) -> Result<T, Error> {
+        let rounds = match &self.link {
+            ClientLink::Connection { .. } => return self.call(&request.method, request.params),
+            ClientLink::Retry { rounds, .. } => rounds,
         };
         let key = rounds.next_key();
         if let Some(answer) = rounds.answers.get(&key) {
@@ -431,7 +462,7 @@ impl RequestContext {
         timeout: Duration,
     ) -> Result<Value, Error> {
         self.check_cancelled()?;
-        if self.modern.is_some() {
+        if let ClientLink::Retry { .. } = self.link {
             // GEN-5: no requests to the client in the 2026-07-28 era.
             return Err(Error::msg(format!(
                 "{} cannot be sent in the 2026-07-28 era; use request_inputs",

@@ -16,9 +16,10 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::envelope::decorate;
 use crate::jsonrpc::{JsonObject, Message, RequestId, Response};
 use crate::protocol::{meta, notifications, ServerCapabilities};
-use crate::transport::Sink;
+use crate::server::Sink;
 
 /// `SubscriptionFilter`: `{"toolsListChanged"?, "promptsListChanged"?,
 /// "resourcesListChanged"?, "resourceSubscriptions"?}`.
@@ -196,8 +197,9 @@ impl ListenRegistry {
         }
     }
 
-    /// Forgets every stream of `owner` (end of its input) without a word.
-    pub(crate) fn drop_owner(&self, owner: u64) {
+    /// Forgets every stream of `owner` without a word (its client left,
+    /// LISTEN-12).
+    pub(crate) fn forget_owner(&self, owner: u64) {
         self.listeners.lock().retain(|_, l| l.owner != owner);
     }
 
@@ -224,17 +226,11 @@ impl ListenRegistry {
         };
         for listener in listeners {
             let mut result = JsonObject::new();
-            result.insert("resultType".into(), Value::from("complete"));
-            if let Value::Object(mut m) = stamp_meta(&listener.request_id) {
-                m.insert(
-                    meta::SERVER_INFO.into(),
-                    serde_json::to_value(server_info).unwrap_or(Value::Null),
-                );
-                result.insert("_meta".into(), Value::Object(m));
-            }
+            result.insert("_meta".into(), stamp_meta(&listener.request_id));
+            let result = decorate(Value::Object(result), server_info, None);
             listener.sink.send(Message::Response(Response::ok(
                 listener.request_id.clone(),
-                Value::Object(result),
+                result,
             )));
             listener.sink.end();
         }
@@ -260,7 +256,7 @@ mod tests {
 
     fn sink() -> (Arc<dyn Sink>, Receiver<Message>) {
         let (tx, rx) = crossbeam_channel::unbounded();
-        (Arc::new(crate::transport::ChannelSink(tx)), rx)
+        (Arc::new(crate::server::ChannelSink(tx)), rx)
     }
 
     fn sub_id(message: &Message) -> Value {

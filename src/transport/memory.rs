@@ -10,9 +10,9 @@ use crossbeam_channel::Receiver;
 use serde_json::Value;
 
 use super::pool::WorkerPool;
-use super::{ChannelSink, Sink};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
-use crate::session::Session;
+use crate::server::{ChannelSink, Received, Sink};
+use crate::session::{Closing, Session};
 use crate::Server;
 
 type Responder = Box<dyn FnMut(&Request) -> Result<Value, ErrorObject> + Send>;
@@ -62,20 +62,19 @@ impl fmt::Debug for MemoryClient {
     }
 }
 
-impl Server {
-    /// Connects an in-memory client: a fresh session, as if a new stdio
-    /// client had started.
-    pub fn connect_memory(&self) -> MemoryClient {
+impl MemoryClient {
+    /// A fresh session, as if a new stdio client had started.
+    pub(crate) fn connect(server: &Server) -> MemoryClient {
         // Unbounded: the test reads at its own pace and must not block the
         // server's threads.
         let (sender, incoming) = crossbeam_channel::unbounded();
         let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
-        let session = Session::new(&self.inner, None, Some(Arc::clone(&sink)));
+        let session = Session::connection(&server.inner, Arc::clone(&sink));
         MemoryClient {
             session,
             sink,
             incoming,
-            pool: WorkerPool::new("tiny-mcp-memory-worker", self.inner.config.max_workers),
+            pool: WorkerPool::new("tiny-mcp-memory-worker", server.inner.config.max_workers),
             backlog: VecDeque::new(),
             next_id: 1,
             responder: None,
@@ -87,8 +86,14 @@ impl Server {
 impl MemoryClient {
     /// Sends any message to the server, as a client would.
     pub fn send(&self, message: Message) {
-        if let Some(job) = self.session.receive(message, &self.sink) {
-            self.pool.execute(move || job.run());
+        match self.session.receive(message, &self.sink) {
+            Received::Answered(response) => {
+                self.sink.send(Message::Response(response));
+            }
+            Received::Run(job) => {
+                self.pool.execute(move || job.run());
+            }
+            Received::Listening(_) | Received::Consumed => {}
         }
     }
 
@@ -213,7 +218,10 @@ fn is_response_to(message: &Message, id: &RequestId) -> bool {
 
 impl Drop for MemoryClient {
     fn drop(&mut self) {
-        self.session.cancel_all("the memory client was dropped");
-        self.pool.join();
+        self.session
+            .close("the memory client was dropped", Closing::ClientLeft);
+        if let Err(e) = self.pool.join() {
+            log::error!("memory client: {}", e);
+        }
     }
 }

@@ -12,6 +12,8 @@ use std::thread::{self, JoinHandle};
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Mutex, RwLock};
 
+use crate::{Error, ErrorKind};
+
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
 pub(crate) struct WorkerPool {
@@ -87,21 +89,41 @@ impl WorkerPool {
         }
     }
 
-    /// Stops taking jobs, lets queued jobs finish, and joins every worker.
-    pub(crate) fn join(&self) {
+    /// `true` on one of this pool's worker threads (inside a handler).
+    pub(crate) fn is_current_worker(&self) -> bool {
+        let me = thread::current().id();
+        self.handles.lock().iter().any(|h| h.thread().id() == me)
+    }
+
+    /// Stops taking jobs, lets queued jobs finish, and joins every worker
+    /// but the calling thread (a handler may stop its own server).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ThreadPanicked`] naming a worker that panicked outside
+    /// a handler (handler panics are caught and answered with `-32603`).
+    pub(crate) fn join(&self) -> Result<(), Error> {
         self.sender.write().take();
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.handles.lock());
+        let me = thread::current().id();
+        let mut outcome = Ok(());
         for handle in handles {
+            if handle.thread().id() == me {
+                continue;
+            }
+            let name = handle.thread().name().unwrap_or("worker").to_string();
             if handle.join().is_err() {
                 log::error!("{}: a worker thread panicked", self.name);
+                outcome = Err(Error::new(ErrorKind::ThreadPanicked(name)));
             }
         }
+        outcome
     }
 }
 
 impl Drop for WorkerPool {
     fn drop(&mut self) {
-        self.join();
+        let _ = self.join();
     }
 }
 
@@ -130,7 +152,7 @@ mod tests {
         });
         assert_eq!(done_rx.recv_timeout(Duration::from_secs(5)), Ok(3));
         let _ = release_tx.send(());
-        pool.join();
+        assert!(pool.join().is_ok());
         assert!(!pool.execute(|| {}));
     }
 }

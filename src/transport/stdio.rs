@@ -6,103 +6,90 @@
 //! STDIO-1 to STDIO-3.
 
 use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
 use crossbeam_channel::Receiver;
 
 use super::pool::WorkerPool;
-use super::{ChannelSink, Sink};
 use crate::jsonrpc::{ErrorObject, Message, Response};
-use crate::session::Session;
-use crate::{Error, Server};
+use crate::server::{ChannelSink, Received, Sink};
+use crate::session::{Closing, Session};
+use crate::{Error, ErrorKind, Server};
 
 /// How many messages may wait for the writer before senders block.
 const WRITE_QUEUE: usize = 4096;
 
-impl Server {
-    /// Serves MCP on stdin and stdout until stdin closes.
-    ///
-    /// Reads newline-delimited JSON-RPC messages on the calling thread.
-    /// A line longer than [`max_message_bytes`](crate::ServerBuilder::max_message_bytes)
-    /// is discarded up to its newline and answered with `-32600`; invalid
-    /// UTF-8 or JSON on a line is answered with `-32700`; serving goes on
-    /// in both cases. At end of input, running handlers get a grace period
-    /// ([`end_of_input_grace`](crate::ServerBuilder::end_of_input_grace),
-    /// 1 s by default) to finish and answer; those still running are then
-    /// cancelled (flag set, calls to the client failed, no answer written)
-    /// and joined, queued output is written, and the call returns.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if reading stdin fails, or
-    /// if the writer thread cannot be started.
-    pub fn serve_stdio(&self) -> Result<(), Error> {
-        let stdin = io::stdin();
-        let reader = stdin.lock();
-        self.serve_io(reader, io::stdout())
-    }
-
-    /// Serves MCP on any reader and writer, as [`serve_stdio`](Self::serve_stdio)
-    /// does on stdin and stdout.
-    ///
-    /// # Errors
-    ///
-    /// As [`serve_stdio`](Self::serve_stdio).
-    pub fn serve_io<R, W>(&self, mut reader: R, writer: W) -> Result<(), Error>
-    where
-        R: BufRead,
-        W: Write + Send + 'static,
-    {
-        let (sender, receiver) = crossbeam_channel::bounded(WRITE_QUEUE);
-        let writer_thread = thread::Builder::new()
-            .name("tiny-mcp-stdio-writer".into())
-            .spawn(move || write_loop(receiver, writer))?;
-        let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
-        let session = Session::new(&self.inner, None, Some(Arc::clone(&sink)));
-        let pool = WorkerPool::new("tiny-mcp-worker", self.inner.config.max_workers);
-        let max = self.inner.config.max_line_bytes;
-        let mut line = Vec::with_capacity(4096);
-        let outcome = loop {
-            match read_line(&mut reader, &mut line, max) {
-                Ok(Line::Complete) => handle_line(&line, &session, &sink, &pool),
-                Ok(Line::TooLong) => {
-                    log::warn!("discarded a message longer than {} bytes", max);
-                    sink.send(Message::Response(Response::error(
-                        None,
-                        ErrorObject::invalid_request(format!(
-                            "message too large: the limit is {} bytes",
-                            max
-                        )),
-                    )));
-                }
-                Ok(Line::End) => break Ok(()),
-                Err(e) => break Err(Error::from(e)),
+/// Serves MCP on `reader` and `writer` until end of input; see
+/// [`Server::serve_io`](crate::Server::serve_io) for the contract.
+pub(crate) fn serve<R, W>(server: &Server, mut reader: R, writer: W) -> Result<(), Error>
+where
+    R: BufRead,
+    W: Write + Send + 'static,
+{
+    let (sender, receiver) = crossbeam_channel::bounded(WRITE_QUEUE);
+    let broken = Arc::new(AtomicBool::new(false));
+    let writer_broken = Arc::clone(&broken);
+    let writer_thread = thread::Builder::new()
+        .name("tiny-mcp-stdio-writer".into())
+        .spawn(move || write_loop(receiver, writer, &writer_broken))?;
+    let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
+    let session = Session::connection(&server.inner, Arc::clone(&sink));
+    let pool = WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers);
+    let max = server.inner.config.max_line_bytes;
+    let mut line = Vec::with_capacity(4096);
+    let outcome = loop {
+        if broken.load(Ordering::Acquire) {
+            // The writer reports why; nothing more can be answered.
+            break Ok(());
+        }
+        match read_line(&mut reader, &mut line, max) {
+            Ok(Line::Complete) => handle_line(&line, &session, &sink, &pool),
+            Ok(Line::TooLong) => {
+                log::warn!("discarded a message longer than {} bytes", max);
+                sink.send(Message::Response(Response::error(
+                    None,
+                    ErrorObject::invalid_request(format!(
+                        "message too large: the limit is {} bytes",
+                        max
+                    )),
+                )));
             }
-        };
+            Ok(Line::End) => break Ok(()),
+            Err(e) => break Err(Error::from(e)),
+        }
+    };
+    end_of_input(server, &session);
+    let workers = pool.join();
+    drop(session);
+    drop(sink);
+    let written = match writer_thread.join() {
+        Ok(written) => written.map_err(Error::from),
+        Err(_) => Err(Error::new(ErrorKind::ThreadPanicked(
+            "tiny-mcp-stdio-writer".into(),
+        ))),
+    };
+    outcome.and(written).and(workers)
+}
+
+/// STDIO-4: handlers get a grace period to answer (a client that pipes a
+/// few lines in and closes stdin still reads stdout); then the session
+/// closes: the rest are cancelled (flag set, calls to the client failed,
+/// no answer).
+fn end_of_input(server: &Server, session: &Session) {
+    log::info!(
+        "stdin closed; {} request(s) still running",
+        session.in_flight_count()
+    );
+    let grace = server.inner.config.end_of_input_grace;
+    if !session.in_flight.wait_empty(grace) {
         log::info!(
-            "stdin closed; cancelling {} running request(s)",
-            session.in_flight.len()
+            "cancelling {} request(s) still running",
+            session.in_flight_count()
         );
-        // Handlers get a grace period to answer (a client that pipes a few
-        // lines in and closes stdin still reads stdout); then the rest are
-        // cancelled: flag set, calls to the client failed, no answer.
-        let grace = self.inner.config.end_of_input_grace;
-        if !session.in_flight.wait_empty(grace) {
-            log::info!(
-                "cancelling {} request(s) still running",
-                session.in_flight.len()
-            );
-        }
-        session.cancel_all("the client closed the connection");
-        pool.join();
-        drop(session);
-        drop(sink);
-        if writer_thread.join().is_err() {
-            log::error!("the stdio writer thread panicked");
-        }
-        outcome
     }
+    session.close("the client closed the connection", Closing::ClientLeft);
 }
 
 fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: &WorkerPool) {
@@ -111,11 +98,15 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
         return;
     }
     match Message::parse(trimmed) {
-        Ok(message) => {
-            if let Some(job) = session.receive(message, sink) {
+        Ok(message) => match session.receive(message, sink) {
+            Received::Answered(response) => {
+                sink.send(Message::Response(response));
+            }
+            Received::Run(job) => {
                 pool.execute(move || job.run());
             }
-        }
+            Received::Listening(_) | Received::Consumed => {}
+        },
         Err(e) => {
             log::warn!("bad message from the client: {}", e.error);
             if let Some(response) = e.response() {
@@ -144,11 +135,17 @@ fn trim(mut line: &[u8]) -> &[u8] {
 }
 
 /// Writes each message as one line; flushes when the queue runs dry.
-fn write_loop<W: Write>(receiver: Receiver<Message>, writer: W) {
+/// Returns the first write error (and sets `broken`), after draining the
+/// queue so that senders never block.
+fn write_loop<W: Write>(
+    receiver: Receiver<Message>,
+    writer: W,
+    broken: &AtomicBool,
+) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(64 * 1024, writer);
-    let mut broken = false;
+    let mut failure = None;
     for message in receiver.iter() {
-        if broken {
+        if failure.is_some() {
             continue; // Keep draining so that senders never block.
         }
         let written = message
@@ -163,10 +160,14 @@ fn write_loop<W: Write>(receiver: Receiver<Message>, writer: W) {
             });
         if let Err(e) = written {
             log::warn!("cannot write to stdout: {}; dropping further output", e);
-            broken = true;
+            broken.store(true, Ordering::Release);
+            failure = Some(e);
         }
     }
-    let _ = out.flush();
+    match failure {
+        Some(e) => Err(e),
+        None => out.flush(),
+    }
 }
 
 enum Line {

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::unbounded;
 use serde_json::{json, Value};
-use tiny_mcp::jsonrpc::{Message, Response};
 use tiny_mcp::{
     CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
@@ -17,6 +16,7 @@ use tiny_mcp::{
     RequestId, RequestStatus, Resource, ResourceContents, ResourceTemplate, SamplingMessage,
     Server, TemplateVariables, Tool,
 };
+use tiny_mcp::{Message, Response};
 
 use crate::support::{
     call_tool, connect, expect_error, first_text, messages_before_ping, next_message,

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
 use serde_json::{json, Value};
-use tiny_mcp::jsonrpc::{Message, Request};
 use tiny_mcp::{
     CacheScope, CallToolResult, CompleteResult, ContentBlock, CreateMessageRequestParams,
     ElicitRequestFormParams, ErrorCode, ErrorObject, GetPromptResult, HttpServer, InputRequest,
@@ -24,6 +23,7 @@ use tiny_mcp::{
     RequestContext, Resource, ResourceContents, ResourceTemplate, SamplingMessage, Server,
     ServerBuilder, TemplateVariables, Tool,
 };
+use tiny_mcp::{Message, Request};
 
 use crate::support::http::{open_session, rpc, send, Conn, Req, Response};
 use crate::support::{connect, expect_error, is_response, next_message, recv, ChildServer, WAIT};

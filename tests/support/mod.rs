@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Value};
-use tiny_mcp::jsonrpc::Message;
+use tiny_mcp::Message;
 use tiny_mcp::{ErrorCode, ErrorObject, MemoryClient, RequestOutcome, Server};
 
 /// How long a test waits for something that should happen at once before

@@ -15,10 +15,12 @@
 //! Spec: basic/transports "Streamable HTTP" (2025-11-25), HTTP-1 to HTTP-21,
 //! SEC-1, SEC-2.
 
+mod answer;
 mod conn;
 mod media;
-mod modern;
-pub(crate) mod sse;
+mod per_request;
+mod route;
+mod sse;
 mod wire;
 
 use std::collections::HashMap;
@@ -33,10 +35,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::pool::WorkerPool;
-use super::Sink;
-use crate::server::ServerInner;
-use crate::session::Session;
-use crate::{Error, Server};
+use crate::server::{ServerInner, Sink};
+use crate::session::{Closing, Session};
+use crate::{Error, ErrorKind, Server};
 use sse::{Stream, StreamSink};
 
 /// Settings of the Streamable HTTP transport; start it with
@@ -111,27 +112,14 @@ impl Default for HttpConfig {
     }
 }
 
-impl Server {
-    /// Settings for serving over Streamable HTTP; see [`HttpServerBuilder`].
-    pub fn http(&self) -> HttpServerBuilder {
+impl HttpServerBuilder {
+    pub(crate) fn new(server: Server) -> HttpServerBuilder {
         HttpServerBuilder {
-            server: self.clone(),
+            server,
             config: HttpConfig::default(),
         }
     }
 
-    /// Serves over Streamable HTTP on `addr` with the default settings.
-    /// Returns once the socket is bound; the server runs on its own threads.
-    ///
-    /// # Errors
-    ///
-    /// As [`HttpServerBuilder::serve`].
-    pub fn serve_http(&self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
-        self.http().serve(addr)
-    }
-}
-
-impl HttpServerBuilder {
     /// The path of the MCP endpoint. Defaults to `/mcp`; other paths get 404.
     pub fn endpoint(mut self, path: impl Into<String>) -> Self {
         self.config.endpoint = path.into();
@@ -255,21 +243,7 @@ impl HttpServerBuilder {
     pub fn serve(self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
         let listener = TcpListener::bind(addr)?;
         let local_addr = listener.local_addr()?;
-        let loopback = local_addr.ip().is_loopback();
-        let inner = Arc::clone(&self.server.inner);
-        let shared = Arc::new(Shared {
-            pool: WorkerPool::new("tiny-mcp-http-worker", inner.config.max_workers),
-            server: inner,
-            config: self.config,
-            local_addr,
-            loopback,
-            stopping: AtomicBool::new(false),
-            sessions: Mutex::new(HashMap::new()),
-            sockets: Mutex::new(HashMap::new()),
-            connections: Mutex::new(HashMap::new()),
-            next_connection: AtomicU64::new(1),
-            listen_owners: Mutex::new(std::collections::HashSet::new()),
-        });
+        let shared = Arc::new(Shared::new(&self.server, self.config, local_addr));
         let acceptor_shared = Arc::clone(&shared);
         let acceptor = thread::Builder::new()
             .name("tiny-mcp-http-acceptor".into())
@@ -282,7 +256,7 @@ impl HttpServerBuilder {
         Ok(HttpServer {
             shared,
             acceptor: Mutex::new(Some(acceptor)),
-            finished: Mutex::new(false),
+            finished: Mutex::new(None),
         })
     }
 }
@@ -295,7 +269,8 @@ impl HttpServerBuilder {
 pub struct HttpServer {
     shared: Arc<Shared>,
     acceptor: Mutex<Option<JoinHandle<()>>>,
-    finished: Mutex<bool>,
+    /// Set once the clean-up ran: what it found.
+    finished: Mutex<Option<Result<(), String>>>,
 }
 
 impl fmt::Debug for HttpServer {
@@ -314,7 +289,10 @@ impl HttpServer {
 
     /// Stops the server: stops accepting, cancels running handlers, ends
     /// open streams, closes connections, and joins every thread. Returns
-    /// when all of that is done; calling it again does nothing.
+    /// when all of that is done; calling it again does nothing. It may be
+    /// called from a handler (a tool that stops the server): the calling
+    /// worker is then left to finish on its own. Call [`join`](Self::join)
+    /// afterwards to learn whether any of the server's threads failed.
     pub fn shutdown(&self) {
         if !self.shared.stopping.swap(true, Ordering::AcqRel) {
             log::info!("shutting down http://{}", self.shared.local_addr);
@@ -328,24 +306,47 @@ impl HttpServer {
             };
             let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
         }
-        self.join();
+        let _ = self.join();
     }
 
     /// Waits until the server has been shut down (by [`shutdown`](Self::shutdown)
     /// on another thread), then finishes the clean-up.
-    pub fn join(&self) {
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ThreadPanicked`](crate::ErrorKind::ThreadPanicked) when
+    /// one of the server's threads (the acceptor, a connection, a worker
+    /// outside a handler) panicked: a bug of ours, reported here rather
+    /// than only logged. Every later call returns the same.
+    pub fn join(&self) -> Result<(), Error> {
         let acceptor = self.acceptor.lock().take();
+        let mut failure = None;
         if let Some(acceptor) = acceptor {
             if acceptor.join().is_err() {
                 log::error!("the HTTP acceptor thread panicked");
+                failure = Some("tiny-mcp-http-acceptor".to_string());
             }
         }
-        let mut finished = self.finished.lock();
-        if *finished {
-            return;
+        if self.shared.pool.is_current_worker() {
+            // Called from a handler: the connections and workers finish on
+            // their own once it returns (one of them waits for its
+            // response); a later `join` elsewhere completes the clean-up.
+            self.shared.close_sessions();
+            return Ok(());
         }
-        self.shared.close_everything();
-        *finished = true;
+        let mut finished = self.finished.lock();
+        if finished.is_none() {
+            let cleaned = self.shared.close_everything();
+            *finished = Some(match (failure, cleaned) {
+                (Some(name), _) => Err(name),
+                (None, Err(e)) => Err(e),
+                (None, Ok(())) => Ok(()),
+            });
+        }
+        match finished.as_ref() {
+            Some(Err(name)) => Err(Error::new(ErrorKind::ThreadPanicked(name.clone()))),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -369,8 +370,9 @@ pub(crate) struct Shared {
     sockets: Mutex<HashMap<u64, TcpStream>>,
     connections: Mutex<HashMap<u64, JoinHandle<()>>>,
     next_connection: AtomicU64,
-    /// Sessions (keys) that hold a `subscriptions/listen` stream open.
-    pub(crate) listen_owners: Mutex<std::collections::HashSet<u64>>,
+    /// The per-request sessions that hold a `subscriptions/listen` stream
+    /// open, by session key, so that shutdown ends them (LISTEN-11).
+    pub(crate) listening: Mutex<HashMap<u64, Arc<Session>>>,
 }
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.
@@ -396,7 +398,7 @@ impl HttpSession {
 
     fn expired(&self, idle: Duration) -> bool {
         self.last_seen.lock().elapsed() > idle
-            && self.core.in_flight.len() == 0
+            && self.core.in_flight_count() == 0
             && !self.streams.lock().list.iter().any(|s| s.is_live())
     }
 
@@ -444,6 +446,12 @@ impl HttpSession {
             .retain(|s| s.id != id || !s.is_finished());
     }
 
+    /// Forgets a stream that was never shown to the client (its request
+    /// was answered at once).
+    pub(crate) fn discard_stream(&self, id: u64) {
+        self.streams.lock().list.retain(|s| s.id != id);
+    }
+
     /// The stream with this id, for resumption.
     pub(crate) fn stream(&self, id: u64) -> Option<Arc<Stream>> {
         self.streams
@@ -455,8 +463,8 @@ impl HttpSession {
     }
 
     /// Ends the session: cancels its requests and ends its streams.
-    fn close(&self, reason: &str) {
-        self.core.cancel_all(reason);
+    fn close(&self, reason: &str, by: Closing) {
+        self.core.close(reason, by);
         for stream in self.streams.lock().list.iter() {
             stream.detach();
         }
@@ -471,6 +479,23 @@ pub(crate) enum Lookup {
 }
 
 impl Shared {
+    fn new(server: &Server, config: HttpConfig, local_addr: SocketAddr) -> Shared {
+        let inner = Arc::clone(&server.inner);
+        Shared {
+            pool: WorkerPool::new("tiny-mcp-http-worker", inner.config.max_workers),
+            server: inner,
+            config,
+            local_addr,
+            loopback: local_addr.ip().is_loopback(),
+            stopping: AtomicBool::new(false),
+            sessions: Mutex::new(HashMap::new()),
+            sockets: Mutex::new(HashMap::new()),
+            connections: Mutex::new(HashMap::new()),
+            next_connection: AtomicU64::new(1),
+            listening: Mutex::new(HashMap::new()),
+        }
+    }
+
     pub(crate) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
@@ -486,7 +511,7 @@ impl Shared {
             sessions.remove(id);
             drop(sessions);
             log::info!("session {} expired", id);
-            session.close("the session expired");
+            session.close("the session expired", Closing::ServerEnds);
             return Lookup::NotFound;
         }
         drop(sessions);
@@ -504,7 +529,7 @@ impl Shared {
             self.config.replay_buffer_events,
         ));
         let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&get_stream)));
-        let core = Session::new(&self.server, Some(id.clone()), Some(sink));
+        let core = Session::http(&self.server, id.clone(), sink);
         Arc::new(HttpSession {
             id,
             core,
@@ -530,7 +555,7 @@ impl Shared {
                 .collect();
             for key in expired {
                 if let Some(s) = sessions.remove(&key) {
-                    s.close("the session expired");
+                    s.close("the session expired", Closing::ServerEnds);
                 }
             }
             if sessions.len() >= self.config.max_sessions {
@@ -548,37 +573,58 @@ impl Shared {
         match removed {
             Some(session) => {
                 log::info!("session {} deleted", id);
-                session.close("the session was deleted");
+                session.close("the session was deleted", Closing::ClientLeft);
                 true
             }
             None => false,
         }
     }
 
-    fn close_everything(&self) {
+    /// Ends every session and listen stream and unblocks the connection
+    /// threads waiting for a request; writers that are ending a stream
+    /// still get to finish it.
+    fn close_sessions(&self) {
         let sessions: Vec<Arc<HttpSession>> =
             self.sessions.lock().drain().map(|(_, s)| s).collect();
         for session in &sessions {
-            session.close("the server is shutting down");
+            session.close("the server is shutting down", Closing::ServerEnds);
         }
         // LISTEN-11: listen streams end with their result.
-        let owners = std::mem::take(&mut *self.listen_owners.lock());
-        self.server
-            .listen
-            .close_where(&self.server.info, |owner| owners.contains(&owner));
-        // Unblock connection threads waiting for a request; writers that
-        // are ending a stream still get to finish it.
+        let listening: Vec<Arc<Session>> = self.listening.lock().values().cloned().collect();
+        for session in listening {
+            session.close("the server is shutting down", Closing::ServerEnds);
+        }
         for socket in self.sockets.lock().values() {
             let _ = socket.shutdown(Shutdown::Read);
         }
+    }
+
+    /// Shutdown's clean-up: ends every session and listen stream, unblocks
+    /// and joins the connection threads (but the caller's own), and joins
+    /// the workers. Returns the name of a thread that panicked.
+    fn close_everything(&self) -> Result<(), String> {
+        self.close_sessions();
         let connections: Vec<JoinHandle<()>> =
             self.connections.lock().drain().map(|(_, c)| c).collect();
+        let me = thread::current().id();
+        let mut outcome = Ok(());
         for handle in connections {
+            if handle.thread().id() == me {
+                continue;
+            }
+            let name = handle.thread().name().unwrap_or("connection").to_string();
             if handle.join().is_err() {
                 log::error!("an HTTP connection thread panicked");
+                outcome = Err(name);
             }
         }
-        self.pool.join();
+        match self.pool.join() {
+            Err(e) => match e.kind() {
+                ErrorKind::ThreadPanicked(name) => Err(name.clone()),
+                _ => Err(e.to_string()),
+            },
+            Ok(()) => outcome,
+        }
     }
 }
 

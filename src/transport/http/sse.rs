@@ -18,7 +18,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use parking_lot::Mutex;
 
 use crate::jsonrpc::{ErrorCode, Message, RequestId};
-use crate::transport::Sink;
+use crate::server::Sink;
 
 /// What a stream's writer is given.
 #[derive(Debug, Clone)]

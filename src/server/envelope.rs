@@ -1,5 +1,6 @@
-//! The 2026-07-28 (stateless) era: the per-request envelope, result
-//! decoration, and the errors of this era.
+//! The 2026-07-28 era's envelope and result decoration: reading the
+//! per-request `_meta` once, checking its version, and the one function
+//! that decorates every 2026-07-28 result.
 //!
 //! A modern request names its version and the client's capabilities in
 //! `params._meta` (META-1); nothing is remembered between requests
@@ -13,7 +14,6 @@ use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject, Request};
 use crate::protocol::{meta, methods, versions, ClientCapabilities, Implementation, LoggingLevel};
-use crate::{Error, ErrorKind};
 
 /// Who may reuse a cached result: `"public"` or `"private"` (CACHE-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +33,12 @@ impl CacheScope {
     }
 }
 
-/// The `_meta` envelope of a 2026-07-28 request.
+/// The `_meta` envelope of a 2026-07-28 request, read once per request
+/// and carried to the handler's context.
 #[derive(Debug, Clone)]
 pub(crate) struct Envelope {
+    /// The whole `params._meta` (for `RequestContext::meta`).
+    pub(crate) meta: JsonObject,
     pub(crate) version: String,
     pub(crate) client_capabilities: ClientCapabilities,
     pub(crate) client_info: Option<Implementation>,
@@ -44,7 +47,7 @@ pub(crate) struct Envelope {
 
 /// ERA-1: a request other than `initialize` whose `_meta` names a protocol
 /// version claims the 2026-07-28 era.
-pub(crate) fn is_modern_claim(request: &Request) -> bool {
+pub(crate) fn is_claim(request: &Request) -> bool {
     request.method != methods::INITIALIZE
         && request
             .params
@@ -120,6 +123,7 @@ pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObj
         ),
     };
     Ok(Envelope {
+        meta: meta_object.clone(),
         version: version.unwrap_or_default(),
         client_capabilities,
         client_info,
@@ -148,23 +152,6 @@ pub(crate) fn unsupported_version(requested: &str) -> ErrorObject {
     }))
 }
 
-/// `-32021` naming the capability (dotted path, e.g. `elicitation.form`).
-pub(crate) fn missing_capability(capability: &str) -> ErrorObject {
-    let mut required = JsonObject::new();
-    let mut parts = capability.split('.');
-    let top = parts.next().unwrap_or(capability);
-    let inner = match parts.next() {
-        Some(sub) => serde_json::json!({ sub: {} }),
-        None => Value::Object(JsonObject::new()),
-    };
-    required.insert(top.to_string(), inner);
-    ErrorObject::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("this request needs the client capability {}", capability),
-    )
-    .with_data(serde_json::json!({ "requiredCapabilities": required }))
-}
-
 /// Cache hints for cacheable results, set on the builder.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CacheHints {
@@ -181,8 +168,13 @@ impl Default for CacheHints {
     }
 }
 
-/// Adds `resultType: "complete"`, the server's identity and, when
-/// `cache` is given, `ttlMs` and `cacheScope` to a result object.
+/// The one decoration of 2026-07-28 results (RES-1, RES-3, CACHE-1): adds
+/// `resultType: "complete"` unless the result names its type (as
+/// `input_required` does), the server's identity in
+/// `_meta["io.modelcontextprotocol/serverInfo"]` unless the handler set it,
+/// and, when `cache` is given, `ttlMs` and `cacheScope`. Every 2026-07-28
+/// result goes through it: inline answers, handler results,
+/// `input_required`, and the closing result of a listen stream.
 pub(crate) fn decorate(
     mut result: Value,
     server_info: &Implementation,
@@ -203,7 +195,7 @@ pub(crate) fn decorate(
 
 /// RES-3: `_meta["io.modelcontextprotocol/serverInfo"]`, unless the handler
 /// set it.
-pub(crate) fn stamp(object: &mut JsonObject, server_info: &Implementation) {
+fn stamp(object: &mut JsonObject, server_info: &Implementation) {
     let meta_value = object
         .entry("_meta")
         .or_insert_with(|| Value::Object(JsonObject::new()));
@@ -211,20 +203,6 @@ pub(crate) fn stamp(object: &mut JsonObject, server_info: &Implementation) {
         meta_object
             .entry(meta::SERVER_INFO)
             .or_insert_with(|| serde_json::to_value(server_info).unwrap_or(Value::Null));
-    }
-}
-
-/// How a handler's error goes out in this era (ERR-2: never `-32002` or
-/// `-32042`).
-pub(crate) fn error_object(error: &Error) -> ErrorObject {
-    match error.kind() {
-        ErrorKind::CapabilityMissing { capability } => missing_capability(capability),
-        ErrorKind::ResourceNotFound(uri) => ErrorObject::invalid_params("resource not found")
-            .with_data(serde_json::json!({ "uri": uri })),
-        ErrorKind::UrlElicitationRequired(_) => {
-            ErrorObject::internal("this request requires a URL elicitation")
-        }
-        _ => error.to_error_object(),
     }
 }
 
@@ -279,21 +257,6 @@ mod tests {
         let data = err.data.unwrap();
         assert_eq!(data["supported"], json!(["2026-07-28"]));
         assert_eq!(data["requested"], "2099-01-01");
-    }
-
-    // ERR-3: -32021 names the capability as a ClientCapabilities object.
-    #[test]
-    fn missing_capability_shape() {
-        let err = missing_capability("sampling");
-        assert_eq!(
-            err.data.unwrap()["requiredCapabilities"],
-            json!({"sampling": {}})
-        );
-        let err = missing_capability("elicitation.url");
-        assert_eq!(
-            err.data.unwrap()["requiredCapabilities"],
-            json!({"elicitation": {"url": {}}})
-        );
     }
 
     // RES-1, RES-3, CACHE-1.

@@ -23,11 +23,13 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::jsonrpc::JsonObject;
+use super::envelope::decorate;
+use crate::jsonrpc::{ErrorObject, JsonObject, Request};
 use crate::protocol::CreateMessageResult;
 use crate::protocol::{
     methods, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ListRootsResult,
 };
+use crate::session::Session;
 use crate::Error;
 
 /// One request for the client's input: `{"method", "params"}`, where
@@ -258,6 +260,19 @@ impl Rounds {
         key
     }
 
+    /// `true` once this run asked the client for anything.
+    pub(crate) fn asked_anything(&self) -> bool {
+        !self.asked.lock().is_empty()
+    }
+
+    /// The handler's state: set in this run, else from the previous round.
+    pub(crate) fn current_user_state(&self) -> Option<Value> {
+        self.new_user_state
+            .lock()
+            .clone()
+            .or_else(|| self.user_state.clone())
+    }
+
     /// Records `request` under `key` unless it was asked already.
     pub(crate) fn ask(&self, key: &str, request: InputRequest) {
         let mut asked = self.asked.lock();
@@ -265,6 +280,90 @@ impl Rounds {
             asked.push((key.to_string(), request));
         }
     }
+}
+
+/// The name a request's `requestState` is bound to: the tool or prompt
+/// name, or the resource URI.
+fn request_target(request: &Request) -> Value {
+    let params = request.params.as_ref();
+    params
+        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// MRTR-3, MRTR-5: the answers and state a retry carries.
+pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds, ErrorObject> {
+    let params = request.params.as_ref();
+    let mut answers = match params.and_then(|p| p.get("inputResponses")) {
+        None | Some(Value::Null) => JsonObject::new(),
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "inputResponses must be an object",
+            ))
+        }
+    };
+    let mut user_state = None;
+    match params.and_then(|p| p.get("requestState")) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(token)) => {
+            let state =
+                session.server.state_codec.decode(token).map_err(|e| {
+                    ErrorObject::invalid_params(format!("invalid requestState: {}", e))
+                })?;
+            if state.get("method").and_then(Value::as_str) != Some(request.method.as_str())
+                || state.get("target") != Some(&request_target(request))
+            {
+                return Err(ErrorObject::invalid_params(
+                    "requestState belongs to another request",
+                ));
+            }
+            if let Some(Value::Object(earlier)) = state.get("answers") {
+                for (key, value) in earlier {
+                    answers.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            user_state = state.get("user").cloned().filter(|v| !v.is_null());
+        }
+        Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
+    }
+    Ok(Rounds::new(answers, user_state))
+}
+
+/// MRTR-1..3: `{"resultType": "input_required", "inputRequests",
+/// "requestState"}`, the state carrying every answer so far; decorated as
+/// every 2026-07-28 result is.
+pub(crate) fn input_required(
+    session: &Session,
+    request: &Request,
+    rounds: &Rounds,
+) -> Result<Value, ErrorObject> {
+    let mut input_requests = JsonObject::new();
+    for (key, input) in rounds.asked.lock().iter() {
+        input_requests.insert(
+            key.clone(),
+            serde_json::json!({ "method": input.method, "params": input.params }),
+        );
+    }
+    let state = serde_json::json!({
+        "method": request.method,
+        "target": request_target(request),
+        "answers": rounds.answers,
+        "user": rounds.current_user_state(),
+    });
+    let token = session
+        .server
+        .state_codec
+        .encode(&state)
+        .map_err(|e| ErrorObject::internal(format!("cannot encode requestState: {}", e)))?;
+    let mut result = JsonObject::new();
+    result.insert("resultType".into(), Value::from("input_required"));
+    if !input_requests.is_empty() {
+        result.insert("inputRequests".into(), Value::Object(input_requests));
+    }
+    result.insert("requestState".into(), Value::from(token));
+    Ok(decorate(Value::Object(result), &session.server.info, None))
 }
 
 #[cfg(test)]

@@ -1,0 +1,299 @@
+//! [`ServerBuilder`]: what a server offers and how it is configured.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::envelope::CacheHints;
+use super::handler::{
+    CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
+};
+use super::input::{RequestStateCodec, ServerStateStore};
+use super::listen::ListenRegistry;
+use super::registry::Registry;
+use super::{CacheScope, RequestOutcome, Server, ServerInner};
+use crate::protocol::{
+    Implementation, ListChangedCapability, Prompt, Resource, ResourceTemplate, ResourcesCapability,
+    ServerCapabilities, Tool,
+};
+
+/// The hook of [`ServerBuilder::on_request_finished`].
+pub(crate) type RequestHook = Box<dyn Fn(&RequestOutcome) + Send + Sync>;
+
+/// Limits and timeouts, set through [`ServerBuilder`].
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) page_size: usize,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) client_request_timeout: Duration,
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_workers: usize,
+    pub(crate) max_subscriptions: usize,
+    pub(crate) max_listen_streams: usize,
+    pub(crate) end_of_input_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            page_size: 100,
+            max_line_bytes: 4 * 1024 * 1024,
+            client_request_timeout: Duration::from_secs(60),
+            max_in_flight: 1024,
+            max_workers: 256,
+            max_subscriptions: 1024,
+            max_listen_streams: 1024,
+            end_of_input_grace: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Builds a [`Server`]. Every setting has a default; see each method.
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    registry: Registry,
+    completion: Option<Box<dyn CompletionHandler>>,
+    on_request_finished: Option<RequestHook>,
+    config: Config,
+    capabilities: Option<ServerCapabilities>,
+    cache: CacheHints,
+    state_codec: Option<Box<dyn RequestStateCodec>>,
+}
+
+impl fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl ServerBuilder {
+    pub(super) fn new(info: Implementation) -> ServerBuilder {
+        ServerBuilder {
+            info,
+            instructions: None,
+            registry: Registry::default(),
+            completion: None,
+            on_request_finished: None,
+            config: Config::default(),
+            capabilities: None,
+            cache: CacheHints::default(),
+            state_codec: None,
+        }
+    }
+
+    /// Sets `instructions`, sent in the `initialize` result for the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets `serverInfo` in full (title, icons, website, …).
+    pub fn server_info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Adds a tool. A tool with the same name replaces the earlier one.
+    ///
+    /// The handler runs on a worker thread for each `tools/call`. Closures
+    /// need their parameter types written out:
+    /// `|ctx: &RequestContext, args: JsonObject| …`.
+    ///
+    /// Spec: server/tools (2025-11-25).
+    pub fn tool(mut self, tool: Tool, handler: impl ToolHandler) -> Self {
+        self.registry.insert_tool(tool, Arc::new(handler));
+        self
+    }
+
+    /// Adds a resource with a fixed URI.
+    ///
+    /// Spec: server/resources (2025-11-25).
+    pub fn resource(mut self, resource: Resource, handler: impl ResourceHandler) -> Self {
+        self.registry.insert_resource(resource, Arc::new(handler));
+        self
+    }
+
+    /// Adds a resource template; `resources/read` of a URI that matches it
+    /// calls `handler` with the template's variables.
+    pub fn resource_template(
+        mut self,
+        template: ResourceTemplate,
+        handler: impl ResourceTemplateHandler,
+    ) -> Self {
+        self.registry.insert_template(template, Arc::new(handler));
+        self
+    }
+
+    /// Adds a prompt. Required arguments are checked before the handler
+    /// runs (missing: `-32602`).
+    ///
+    /// Spec: server/prompts (2025-11-25).
+    pub fn prompt(mut self, prompt: Prompt, handler: impl PromptHandler) -> Self {
+        self.registry.insert_prompt(prompt, Arc::new(handler));
+        self
+    }
+
+    /// Serves `completion/complete` with `handler` and declares
+    /// `completions: {}`.
+    pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
+        self.completion = Some(Box::new(handler));
+        self
+    }
+
+    /// Calls `hook` after each request finishes, on the thread that finished
+    /// it, with its method, duration and outcome. Keep it fast.
+    pub fn on_request_finished(
+        mut self,
+        hook: impl Fn(&RequestOutcome) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_request_finished = Some(Box::new(hook));
+        self
+    }
+
+    /// Items per page of `tools/list`, `prompts/list`, `resources/list` and
+    /// `resources/templates/list`. Defaults to 100; at least 1.
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.config.page_size = n.max(1);
+        self
+    }
+
+    /// Longest message accepted on stdio, in bytes. A longer line is
+    /// discarded up to its newline and answered with `-32600`. Defaults to
+    /// 4 MiB.
+    pub fn max_message_bytes(mut self, n: usize) -> Self {
+        self.config.max_line_bytes = n.max(64);
+        self
+    }
+
+    /// How long `create_message`, `elicit` and `list_roots` wait for the
+    /// client. Defaults to 60 s. On timeout the request is cancelled with
+    /// `notifications/cancelled` (LC-6).
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.client_request_timeout = timeout;
+        self
+    }
+
+    /// How long handlers still running when stdin closes get to finish and
+    /// answer before they are cancelled. Defaults to 1 s; zero cancels them
+    /// at once.
+    pub fn end_of_input_grace(mut self, grace: Duration) -> Self {
+        self.config.end_of_input_grace = grace;
+        self
+    }
+
+    /// Most requests one session may have in flight. Past it a request gets
+    /// `-32603` "too many requests in flight". Defaults to 1024.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.config.max_in_flight = n.max(1);
+        self
+    }
+
+    /// Most worker threads running handlers at once. Past it requests wait
+    /// in a queue for a free worker. Defaults to 256.
+    pub fn max_workers(mut self, n: usize) -> Self {
+        self.config.max_workers = n.max(1);
+        self
+    }
+
+    /// Most `resources/subscribe` URIs per session; past it `-32602`.
+    /// Defaults to 1024.
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.config.max_subscriptions = n;
+        self
+    }
+
+    /// Most `subscriptions/listen` streams open at once (2026-07-28). Past
+    /// it a listen request gets `-32603` "too many listen streams" (HTTP
+    /// 503) before any acknowledgement. Defaults to 1024.
+    pub fn max_listen_streams(mut self, n: usize) -> Self {
+        self.config.max_listen_streams = n;
+        self
+    }
+
+    /// The cache hints of cacheable 2026-07-28 results (`server/discover`,
+    /// the list methods, `resources/read`): `ttlMs` and `cacheScope`.
+    /// Defaults to 0 ms (stale at once) and private (CACHE-1).
+    pub fn cache_hints(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.cache = CacheHints { ttl, scope };
+        self
+    }
+
+    /// How `requestState` is made and checked for multi round-trip
+    /// requests (2026-07-28). Defaults to a [`ServerStateStore`]: the state
+    /// stays in memory behind a random, expiring key.
+    pub fn request_state_codec(mut self, codec: impl RequestStateCodec) -> Self {
+        self.state_codec = Some(Box::new(codec));
+        self
+    }
+
+    /// Replaces the capabilities derived from what was registered.
+    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Finishes the server.
+    ///
+    /// Capabilities follow what was registered: `tools` with
+    /// `listChanged` if any tool was added, `resources` with `subscribe`
+    /// and `listChanged` if any resource or template was, `prompts`
+    /// likewise, `completions` with a completion handler, and always
+    /// `logging`.
+    pub fn build(self) -> Server {
+        let capabilities = self.capabilities.unwrap_or_else(|| {
+            let listed = || {
+                Some(ListChangedCapability {
+                    list_changed: Some(true),
+                })
+            };
+            ServerCapabilities {
+                tools: if self.registry.has_tools() {
+                    listed()
+                } else {
+                    None
+                },
+                prompts: if self.registry.has_prompts() {
+                    listed()
+                } else {
+                    None
+                },
+                resources: if self.registry.has_resources() {
+                    Some(ResourcesCapability {
+                        subscribe: Some(true),
+                        list_changed: Some(true),
+                    })
+                } else {
+                    None
+                },
+                logging: Some(Default::default()),
+                completions: self.completion.as_ref().map(|_| Default::default()),
+                experimental: None,
+            }
+        });
+        Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                capabilities,
+                registry: RwLock::new(self.registry),
+                completion: self.completion,
+                on_request_finished: self.on_request_finished,
+                listen: ListenRegistry::new(self.config.max_listen_streams),
+                config: self.config,
+                sessions: Mutex::new(HashMap::new()),
+                next_session_key: AtomicU64::new(1),
+                cache: self.cache,
+                state_codec: self
+                    .state_codec
+                    .unwrap_or_else(|| Box::new(ServerStateStore::default())),
+            }),
+        }
+    }
+}

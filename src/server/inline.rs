@@ -1,0 +1,207 @@
+//! The methods answered on the reading thread (the `Runs::Inline` rows of
+//! the method table): the handshake, `ping`, the list methods,
+//! `logging/setLevel`, subscriptions and `server/discover`. Each is cheap
+//! and never blocks.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::methods::Answer;
+use super::registry::Registry;
+use crate::jsonrpc::{ErrorObject, JsonObject};
+use crate::protocol::{
+    versions, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, SetLevelRequestParams,
+};
+use crate::session::Session;
+
+/// LC-1, LC-2, LC-8: negotiate once; a second `initialize` changes nothing.
+pub(crate) fn initialize(session: &Session, params: Option<Value>) -> Answer {
+    let params: InitializeRequestParams = parse_params(params)?;
+    let protocol_version = if versions::is_supported(&params.protocol_version) {
+        params.protocol_version.clone()
+    } else {
+        versions::LATEST.to_string()
+    };
+    {
+        let mut state = session.state.lock();
+        if state.initialized {
+            return Err(ErrorObject::invalid_request(
+                "the session is already initialized",
+            ));
+        }
+        state.initialized = true;
+        state.protocol_version = protocol_version.clone();
+        state.client_info = Some(params.client_info);
+        state.client_capabilities = params.capabilities;
+    }
+    let server = &session.server;
+    to_value(InitializeResult {
+        protocol_version,
+        capabilities: server.capabilities.clone(),
+        server_info: server.info.clone(),
+        instructions: server.instructions.clone(),
+        meta: None,
+    })
+}
+
+/// PING-1: `{}`.
+pub(crate) fn ping(_: &Session, _: Option<Value>) -> Answer {
+    Ok(empty())
+}
+
+/// DISC-1 (2026-07-28): versions, capabilities and instructions.
+pub(crate) fn discover(session: &Session, _: Option<Value>) -> Answer {
+    let server = &session.server;
+    let mut result = serde_json::json!({
+        "supportedVersions": versions::MODERN,
+        "capabilities": server.capabilities,
+    });
+    if let Some(instructions) = &server.instructions {
+        result["instructions"] = Value::from(instructions.as_str());
+    }
+    Ok(result)
+}
+
+pub(crate) fn list_tools(session: &Session, params: Option<Value>) -> Answer {
+    let (tools, next_cursor) = list(session, params, |r| &r.tools, |e| e.tool.clone())?;
+    to_value(ListToolsResult { tools, next_cursor })
+}
+
+pub(crate) fn list_prompts(session: &Session, params: Option<Value>) -> Answer {
+    let (prompts, next_cursor) = list(session, params, |r| &r.prompts, |e| e.prompt.clone())?;
+    to_value(ListPromptsResult {
+        prompts,
+        next_cursor,
+    })
+}
+
+pub(crate) fn list_resources(session: &Session, params: Option<Value>) -> Answer {
+    let (resources, next_cursor) = list(session, params, |r| &r.resources, |e| e.resource.clone())?;
+    to_value(ListResourcesResult {
+        resources,
+        next_cursor,
+    })
+}
+
+pub(crate) fn list_templates(session: &Session, params: Option<Value>) -> Answer {
+    let (resource_templates, next_cursor) =
+        list(session, params, |r| &r.templates, |e| e.template.clone())?;
+    to_value(ListResourceTemplatesResult {
+        resource_templates,
+        next_cursor,
+    })
+}
+
+/// LOG-2: store the level; an unknown level is `-32602`.
+pub(crate) fn set_level(session: &Session, params: Option<Value>) -> Answer {
+    let params: SetLevelRequestParams = parse_params(params)?;
+    session.state.lock().log_level = Some(params.level);
+    Ok(empty())
+}
+
+/// RES-3: remember a subscribed URI for this session, within the limit.
+pub(crate) fn subscribe(session: &Session, params: Option<Value>) -> Answer {
+    let params: ReadResourceRequestParams = parse_params(params)?;
+    let max = session.server.config.max_subscriptions;
+    let mut state = session.state.lock();
+    if state.subscriptions.len() >= max && !state.subscriptions.contains(&params.uri) {
+        return Err(ErrorObject::invalid_params(
+            "too many resource subscriptions for this session",
+        ));
+    }
+    state.subscriptions.insert(params.uri);
+    Ok(empty())
+}
+
+/// RES-3: forget a subscribed URI.
+pub(crate) fn unsubscribe(session: &Session, params: Option<Value>) -> Answer {
+    let params: ReadResourceRequestParams = parse_params(params)?;
+    session.state.lock().subscriptions.remove(&params.uri);
+    Ok(empty())
+}
+
+/// One page of a registry list, read under the registry's lock.
+fn list<E, T>(
+    session: &Session,
+    params: Option<Value>,
+    items: impl Fn(&Registry) -> &Vec<Arc<E>>,
+    map: impl Fn(&E) -> T,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let params: PaginatedRequestParams = parse_params(params)?;
+    let server = &session.server;
+    let registry = server.registry.read();
+    page(
+        items(&registry),
+        params.cursor,
+        server.config.page_size,
+        map,
+    )
+}
+
+/// One page of `items` from the opaque `cursor` (PAG-1, PAG-2).
+fn page<E, T>(
+    items: &[Arc<E>],
+    cursor: Option<String>,
+    size: usize,
+    map: impl Fn(&E) -> T,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => match c.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) if n <= items.len() => n,
+            _ => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "invalid cursor: {}",
+                    c
+                )))
+            }
+        },
+    };
+    let end = (start + size).min(items.len());
+    let next = if end < items.len() {
+        Some(format!("o:{}", end))
+    } else {
+        None
+    };
+    Ok((items[start..end].iter().map(|e| map(e)).collect(), next))
+}
+
+pub(crate) fn empty() -> Value {
+    Value::Object(JsonObject::new())
+}
+
+pub(crate) fn to_value<T: Serialize>(value: T) -> Answer {
+    serde_json::to_value(value)
+        .map_err(|e| ErrorObject::internal(format!("cannot serialize the result: {}", e)))
+}
+
+/// Reads params; absent params read as `{}`.
+pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<Value>) -> Result<T, ErrorObject> {
+    serde_json::from_value(params.unwrap_or_else(empty))
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {}", e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // PAG-1, PAG-2: pages follow the cursor; a bad cursor is -32602.
+    #[test]
+    fn pages_and_cursors() {
+        let items: Vec<Arc<u32>> = (0..5).map(Arc::new).collect();
+        let (first, next) = page(&items, None, 2, |x| *x).unwrap();
+        assert_eq!(first, vec![0, 1]);
+        let (second, next) = page(&items, next, 2, |x| *x).unwrap();
+        assert_eq!(second, vec![2, 3]);
+        let (last, next) = page(&items, next, 2, |x| *x).unwrap();
+        assert_eq!((last, next), (vec![4], None));
+        let err = page(&items, Some("nope".into()), 2, |x| *x).unwrap_err();
+        assert_eq!(err.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
+        assert!(page(&items, Some("o:9".into()), 2, |x| *x).is_err());
+    }
+}

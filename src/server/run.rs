@@ -1,0 +1,236 @@
+//! Running a handler on a worker (the `Runs::Worker` rows of the method
+//! table): the four handler calls, the TOOL-6 rule for tool failures, and
+//! writing the response unless a cancel won.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::context::{ClientLink, RequestContext};
+use super::dispatch::Job;
+use super::inline::{parse_params, to_value};
+use super::input;
+use super::methods::{Answer, Failure};
+use super::registry::Resolved;
+use super::{RequestOutcome, RequestStatus};
+use crate::cancel::CancellationFlag;
+use crate::jsonrpc::{ErrorObject, Message, Request, Response};
+use crate::protocol::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, Era, GetPromptRequestParams,
+    ReadResourceRequestParams,
+};
+use crate::server::Sink;
+use crate::session::Session;
+use crate::{Error, ErrorKind};
+
+impl Job {
+    /// Runs the handler and writes the response, unless a cancel won.
+    pub(crate) fn run(self) {
+        let Job {
+            session,
+            method,
+            call,
+            mut request,
+            flag,
+            sink,
+            started,
+            envelope,
+        } = self;
+        let link = match envelope {
+            Some(envelope) => match input::read_rounds(&session, &request) {
+                Ok(rounds) => ClientLink::Retry { envelope, rounds },
+                Err(error) => return finish(&session, request, &flag, &sink, started, Err(error)),
+            },
+            None => ClientLink::connection(request.params.as_ref()),
+        };
+        // The 2026-07-28 era still needs the params for `input_required`.
+        let params = match link {
+            ClientLink::Retry { .. } => request.params.clone(),
+            ClientLink::Connection { .. } => request.params.take(),
+        };
+        let ctx = RequestContext {
+            session: Arc::clone(&session),
+            request_id: request.id.clone(),
+            method,
+            flag: flag.clone(),
+            sink: Arc::clone(&sink),
+            link,
+        };
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| call(&ctx, params))).unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                log::error!("handler for {} panicked: {}", method.name, what);
+                Err(Failure::Rpc(ErrorObject::internal(
+                    "the handler failed unexpectedly",
+                )))
+            });
+        let answer = conclude(&ctx, &request, outcome);
+        drop(ctx);
+        finish(&session, request, &flag, &sink, started, answer);
+    }
+}
+
+/// The answer a handler run gives in the request's era: 2026-07-28 results
+/// are decorated, and `input_required` carries the request's state.
+fn conclude(ctx: &RequestContext, request: &Request, outcome: Result<Value, Failure>) -> Answer {
+    let server = &ctx.session.server;
+    match (outcome, &ctx.link) {
+        (Ok(value), ClientLink::Retry { rounds, .. }) => {
+            if rounds.asked_anything() {
+                log::warn!(
+                    "the {} handler asked the client for input but returned a result; \
+                     pass ErrorKind::InputRequired on with `?`",
+                    request.method
+                );
+            }
+            Ok(server.decorate(value, ctx.method))
+        }
+        (Ok(value), ClientLink::Connection { .. }) => Ok(value),
+        (Err(Failure::Rpc(error)), _) => Err(error),
+        (Err(Failure::InputRequired), ClientLink::Retry { rounds, .. }) => {
+            input::input_required(&ctx.session, request, rounds)
+        }
+        (Err(Failure::InputRequired), ClientLink::Connection { .. }) => Err(ErrorObject::internal(
+            "the handler asked for input outside the 2026-07-28 era",
+        )),
+    }
+}
+
+/// Writes the response unless a cancel won, and reports the outcome.
+fn finish(
+    session: &Arc<Session>,
+    request: Request,
+    flag: &CancellationFlag,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+    answer: Answer,
+) {
+    let status = if session.in_flight.finish(&request.id).is_some() {
+        let status = match &answer {
+            Ok(_) => RequestStatus::Ok,
+            Err(e) => RequestStatus::Error(e.code),
+        };
+        log::debug!("> response {} {}", request.id, request.method);
+        sink.send(Message::Response(Response {
+            id: Some(request.id),
+            outcome: answer,
+        }));
+        status
+    } else {
+        // The cancel won: no response (CAN-1).
+        sink.end();
+        RequestStatus::Cancelled {
+            reason: flag.reason(),
+        }
+    };
+    session.server.report(&RequestOutcome {
+        method: request.method,
+        duration: started.elapsed(),
+        status,
+    });
+}
+
+/// `tools/call` (TOOL-3..6): the arguments are checked against the top
+/// level of `inputSchema` before the handler runs.
+pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+    let params: CallToolRequestParams = parse_params(params)?;
+    let entry = ctx.session.server.registry.read().tool(&params.name);
+    let entry = entry
+        .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {}", params.name)))?;
+    let arguments = params.arguments.unwrap_or_default();
+    let result = match super::validate::check_arguments(&entry.tool.input_schema, &arguments) {
+        Err(problem) => CallToolResult::error(format!(
+            "invalid arguments for tool {}: {}",
+            params.name, problem
+        )),
+        Ok(()) => match entry.handler.call(ctx, arguments) {
+            Ok(result) => result,
+            Err(e) => tool_error(ctx, e)?,
+        },
+    };
+    Ok(to_value(result)?)
+}
+
+/// `prompts/get` (PRM-3): required arguments are checked first.
+pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+    let params: GetPromptRequestParams = parse_params(params)?;
+    let entry = ctx.session.server.registry.read().prompt(&params.name);
+    let entry = entry
+        .ok_or_else(|| ErrorObject::invalid_params(format!("unknown prompt: {}", params.name)))?;
+    let arguments: BTreeMap<String, String> = params.arguments.unwrap_or_default();
+    for argument in entry.prompt.arguments.iter().flatten() {
+        if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
+            return Err(ErrorObject::invalid_params(format!(
+                "missing required argument {} for prompt {}",
+                argument.name, params.name
+            ))
+            .into());
+        }
+    }
+    let result = entry
+        .handler
+        .get(ctx, arguments)
+        .map_err(|e| failure(ctx, e))?;
+    Ok(to_value(result)?)
+}
+
+/// `resources/read` (RES-4): a fixed resource, else the first template
+/// that matches; neither is `-32002` (`-32602` in 2026-07-28).
+pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+    let params: ReadResourceRequestParams = parse_params(params)?;
+    let resolved = ctx.session.server.registry.read().resolve(&params.uri);
+    let result = match resolved {
+        Some(Resolved::Resource(entry)) => entry.handler.read(ctx, &params.uri),
+        Some(Resolved::Template(entry, vars)) => entry.handler.read(ctx, &params.uri, &vars),
+        None => Err(Error::resource_not_found(params.uri.clone())),
+    };
+    Ok(to_value(result.map_err(|e| failure(ctx, e))?)?)
+}
+
+/// `completion/complete` (CMP-1).
+pub(crate) fn complete(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+    let params: CompleteRequestParams = parse_params(params)?;
+    let handler = ctx
+        .session
+        .server
+        .completion
+        .as_ref()
+        .ok_or_else(|| ErrorObject::method_not_found(ctx.method.name))?;
+    let result = handler.complete(ctx, params).map_err(|e| failure(ctx, e))?;
+    Ok(to_value(result)?)
+}
+
+/// A handler's error as the failure this request sends: `input_required`
+/// where the method's row allows it in the 2026-07-28 era (MRTR-1), else
+/// the JSON-RPC error of [`Error::to_wire`].
+fn failure(ctx: &RequestContext, error: Error) -> Failure {
+    let era = ctx.era();
+    if error.is_input_required() && era == Era::V2026_07_28 && ctx.method.asks_input {
+        Failure::InputRequired
+    } else {
+        Failure::Rpc(error.to_wire(era))
+    }
+}
+
+/// TOOL-6: a tool's failure is a result with `isError: true`, except the
+/// errors that must reach the client otherwise: JSON-RPC errors the handler
+/// chose, `-32042` in the 2025-11-25 era, and in the 2026-07-28 era
+/// `input_required` and `-32021`.
+fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
+    let modern = ctx.era() == Era::V2026_07_28;
+    match error.kind() {
+        ErrorKind::Rpc(_) => Err(failure(ctx, error)),
+        ErrorKind::UrlElicitationRequired(_) if !modern => Err(failure(ctx, error)),
+        ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if modern => {
+            Err(failure(ctx, error))
+        }
+        _ => Ok(CallToolResult::error(error.to_string())),
+    }
+}

@@ -1,0 +1,419 @@
+//! What the HTTP routing decides, and the one writer that puts it on the
+//! socket.
+//!
+//! Routing (`route.rs`, `per_request.rs`) is a function from a parsed
+//! request to an [`Answer`]: a whole response, or an [`EventStream`] with
+//! its [`Framing`] and what closing it means ([`OnClose`]). [`write`] is
+//! the only place that writes an answer to a socket, and
+//! [`write_events`] the one SSE writer, for both eras (DESIGN.md §11).
+
+use std::io::{self, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use super::per_request::status_of;
+use super::sse::{self, Kind, Outgoing, Stream};
+use super::wire::{self, HttpResponse};
+use super::{HttpConfig, HttpSession, Shared};
+use crate::jsonrpc::{ErrorObject, Message, RequestId, Response};
+use crate::session::Session;
+
+/// How often a stream whose closing cancels a request checks that its
+/// client is still there (MHTTP-7).
+const LIVENESS_CHECK: Duration = Duration::from_millis(250);
+
+/// How long a new stream's head waits to go out together with its first
+/// event (one write instead of two).
+const HEAD_COALESCE: Duration = Duration::from_millis(5);
+
+/// The answer to one HTTP request.
+pub(crate) enum Answer {
+    /// A whole response.
+    Whole(HttpResponse),
+    /// A stream of messages as they come.
+    Stream(EventStream),
+}
+
+/// A stream of messages and how to frame it.
+pub(crate) struct EventStream {
+    /// Messages as they are produced; ends with `Outgoing::End` or when
+    /// the sending side goes away.
+    pub(crate) receiver: Receiver<Outgoing>,
+    /// Messages to write before those of `receiver` (a resumed stream's
+    /// replay, or a single answer).
+    pub(crate) replay: Vec<Outgoing>,
+    pub(crate) framing: Framing,
+    pub(crate) on_close: OnClose,
+    /// Extra response headers (`Mcp-Session-Id`).
+    pub(crate) headers: Vec<(&'static str, String)>,
+    /// Held while the stream is written (a listen stream's registration).
+    pub(crate) guard: Option<ListenGuard>,
+}
+
+/// How the messages of a stream go out.
+pub(crate) enum Framing {
+    /// SSE events with ids `<stream>-<seq>` (2025-11-25, HTTP-14), after a
+    /// priming event `(seq, retry in ms)` when given (HTTP-5).
+    WithIds {
+        stream_id: u64,
+        priming: Option<(u64, u64)>,
+        resumable: Option<Resumable>,
+    },
+    /// SSE events without ids (2026-07-28 has no resumption, MHTTP-6);
+    /// with `json_if_first`, a plain JSON response instead when the first
+    /// message is the response (MHTTP-3).
+    Plain { json_if_first: bool },
+    /// Wait for the response and send it alone as JSON (the JSON response
+    /// mode, or a client that takes no SSE); 204 when there is none (the
+    /// request was cancelled, CAN-1).
+    JsonWhenDone,
+}
+
+/// A 2025-11-25 stream that lives on after its connection.
+pub(crate) struct Resumable {
+    pub(crate) stream: Arc<Stream>,
+    /// The writer's token from `Stream::attach`.
+    pub(crate) token: u64,
+    /// The session to forget the stream in once delivered whole (POST
+    /// streams; a GET stream stays).
+    pub(crate) forget_in: Option<Arc<HttpSession>>,
+}
+
+/// What the client closing the stream means.
+pub(crate) enum OnClose {
+    /// Nothing: the stream keeps buffering for a resuming GET (HTTP-9: a
+    /// dropped connection is not a cancellation).
+    Nothing,
+    /// Cancel this request (MHTTP-7).
+    Cancel(Arc<Session>, RequestId),
+    /// Forget this listen stream, and only it (LISTEN-10).
+    ForgetListen(Arc<Session>, u64),
+}
+
+/// Keeps a listen stream's session in the server's list while the stream
+/// is written, so that shutdown can end it with its result (LISTEN-11).
+pub(crate) struct ListenGuard {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) key: u64,
+}
+
+impl Drop for ListenGuard {
+    fn drop(&mut self) {
+        self.shared.listening.lock().remove(&self.key);
+    }
+}
+
+impl Answer {
+    /// A whole response with this status and no body.
+    pub(crate) fn status(status: u16) -> Answer {
+        Answer::Whole(HttpResponse::new(status))
+    }
+
+    /// A JSON-RPC error response with this status.
+    pub(crate) fn error(status: u16, id: Option<RequestId>, error: ErrorObject) -> Answer {
+        Answer::Whole(rpc_error(status, id, error))
+    }
+}
+
+/// A JSON-RPC error as an HTTP response.
+pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+    let body = Message::Response(Response::error(id, error)).to_json_string();
+    HttpResponse::json(status, body.into_bytes())
+}
+
+/// Writes `answer` on `out`; `keep_alive` false ends the connection after
+/// it. Returns an error when the client went away.
+pub(crate) fn write(
+    answer: Answer,
+    out: &mut TcpStream,
+    keep_alive: bool,
+    config: &HttpConfig,
+) -> io::Result<()> {
+    match answer {
+        Answer::Whole(response) => response.write_to(out, keep_alive),
+        Answer::Stream(stream) => write_events(stream, out, keep_alive, config),
+    }
+}
+
+/// The one SSE writer: frames the stream's messages as they come, batching
+/// what is queued into one write, with keepalive comments, until the stream
+/// ends; then ends the response. When the client goes away, does what
+/// `on_close` says.
+fn write_events(
+    stream: EventStream,
+    out: &mut TcpStream,
+    keep_alive: bool,
+    config: &HttpConfig,
+) -> io::Result<()> {
+    let EventStream {
+        receiver,
+        replay,
+        framing,
+        on_close,
+        headers,
+        guard: _guard,
+    } = stream;
+    let mut pending = match framing {
+        Framing::JsonWhenDone => return json_when_done(&receiver, out, keep_alive),
+        Framing::Plain {
+            json_if_first: true,
+        } => match first_message(&receiver, out, &on_close) {
+            Err(e) => {
+                closed(on_close);
+                return Err(e);
+            }
+            Ok(First::Ended) => return HttpResponse::new(204).write_to(out, keep_alive),
+            Ok(First::Response(json, kind)) => {
+                let status = status_for(kind);
+                return HttpResponse::json(status, json.as_bytes().to_vec())
+                    .write_to(out, keep_alive);
+            }
+            Ok(First::Other(json)) => {
+                let mut head = wire::sse_head(&headers, keep_alive);
+                wire::push_chunk(&mut head, &sse::frame_event_plain(&json));
+                head
+            }
+        },
+        _ => wire::sse_head(&headers, keep_alive),
+    };
+    let ids = match &framing {
+        Framing::WithIds {
+            stream_id, priming, ..
+        } => {
+            if let Some((seq, retry)) = priming {
+                wire::push_chunk(&mut pending, &sse::frame_priming(*stream_id, *seq, *retry));
+            }
+            Some(*stream_id)
+        }
+        _ => None,
+    };
+    let mut ended = None;
+    for item in replay {
+        ended = push_item(&mut pending, ids, item);
+        if ended.is_some() {
+            break;
+        }
+    }
+    // A stream whose closing cancels a request checks often that its
+    // client is still there; a listen stream only when idle; a 2025-11-25
+    // stream never (its writes fail when the client is gone).
+    let keep_alive_every = config.sse_keep_alive;
+    let pump = Pump {
+        receiver: &receiver,
+        ids,
+        keep_alive: keep_alive_every,
+        watch: !matches!(on_close, OnClose::Nothing),
+        tick: match on_close {
+            OnClose::Cancel(..) => keep_alive_every.min(LIVENESS_CHECK),
+            _ => keep_alive_every,
+        },
+    };
+    let result = match ended {
+        Some(delivered) => finish_replay(out, pending).map(|()| delivered),
+        None => pump.run(out, pending),
+    };
+    after_stream(result, &framing, on_close)
+}
+
+/// What the end of a stream's writing leaves to do.
+fn after_stream(result: io::Result<bool>, framing: &Framing, on_close: OnClose) -> io::Result<()> {
+    let resumable = match framing {
+        Framing::WithIds { resumable, .. } => resumable.as_ref(),
+        _ => None,
+    };
+    match result {
+        Ok(delivered) => {
+            if let Some(r) = resumable {
+                if let (true, Some(session)) = (delivered, &r.forget_in) {
+                    // Delivered whole: nothing left to replay.
+                    session.forget_stream(r.stream.id);
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if let Some(r) = resumable {
+                r.stream.detach_writer(r.token);
+            }
+            closed(on_close);
+            Err(e)
+        }
+    }
+}
+
+/// The client went away: do what closing the stream means.
+fn closed(on_close: OnClose) {
+    match on_close {
+        OnClose::Nothing => {}
+        OnClose::Cancel(session, id) => {
+            // MHTTP-7: the client closing the stream cancels the request.
+            session.cancel(&id, Some("the client closed the stream".into()), false);
+        }
+        OnClose::ForgetListen(session, key) => session.forget_listen(key),
+    }
+}
+
+fn finish_replay(out: &mut TcpStream, mut pending: Vec<u8>) -> io::Result<()> {
+    // The resumed stream had finished: replay it whole and end.
+    wire::push_last_chunk(&mut pending);
+    out.write_all(&pending)?;
+    out.flush()
+}
+
+/// The first message of a 2026-07-28 request's stream.
+enum First {
+    /// The stream ended without a message (the request was cancelled).
+    Ended,
+    /// The response, before anything else.
+    Response(Arc<str>, Kind),
+    /// A notification or request: the answer becomes a stream.
+    Other(Arc<str>),
+}
+
+/// Waits for the first message; a client that goes away meanwhile is
+/// handled as `on_close` says (MHTTP-7), and reported as an error.
+fn first_message(
+    receiver: &Receiver<Outgoing>,
+    out: &TcpStream,
+    on_close: &OnClose,
+) -> io::Result<First> {
+    loop {
+        match receiver.recv_timeout(LIVENESS_CHECK) {
+            Ok(Outgoing::Event {
+                json,
+                kind: Kind::Other,
+                ..
+            }) => return Ok(First::Other(json)),
+            Ok(Outgoing::Event { json, kind, .. }) => return Ok(First::Response(json, kind)),
+            Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => return Ok(First::Ended),
+            Err(RecvTimeoutError::Timeout) => {
+                if !matches!(on_close, OnClose::Nothing) && peer_closed(out) {
+                    return Err(client_gone());
+                }
+            }
+        }
+    }
+}
+
+/// JSON mode: wait for the response, drop what comes before it.
+fn json_when_done(
+    receiver: &Receiver<Outgoing>,
+    out: &mut TcpStream,
+    keep_alive: bool,
+) -> io::Result<()> {
+    let mut last = None;
+    // Ends with the stream: after the response, on a cancel, or when the
+    // session closes.
+    while let Ok(Outgoing::Event { json, kind, .. }) = receiver.recv() {
+        if kind != Kind::Other {
+            last = Some(json);
+        }
+    }
+    match last {
+        Some(json) => HttpResponse::json(200, json.as_bytes().to_vec()).write_to(out, keep_alive),
+        // Cancelled: no JSON-RPC response exists (CAN-1).
+        None => HttpResponse::new(204).write_to(out, keep_alive),
+    }
+}
+
+/// The status of a response message (HTTP-7).
+fn status_for(kind: Kind) -> u16 {
+    match kind {
+        Kind::Error(code) => status_of(code),
+        _ => 200,
+    }
+}
+
+/// The event loop of one stream.
+struct Pump<'a> {
+    receiver: &'a Receiver<Outgoing>,
+    /// The stream id for event ids; `None` frames events without ids.
+    ids: Option<u64>,
+    keep_alive: Duration,
+    /// Check between events whether the client is still there.
+    watch: bool,
+    /// The longest wait for an event.
+    tick: Duration,
+}
+
+impl Pump<'_> {
+    /// Writes `pending`, then events as they come, until the stream ends.
+    /// Returns `true` when it ended with its response delivered.
+    fn run(&self, out: &mut TcpStream, mut pending: Vec<u8>) -> io::Result<bool> {
+        let tick = self.tick;
+        let mut wait = HEAD_COALESCE.min(tick);
+        let mut last_write = Instant::now();
+        loop {
+            let mut ended = None;
+            match self.receiver.recv_timeout(wait) {
+                Ok(item) => {
+                    ended = push_item(&mut pending, self.ids, item);
+                    while ended.is_none() {
+                        match self.receiver.try_recv() {
+                            Ok(item) => ended = push_item(&mut pending, self.ids, item),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => ended = Some(false),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.watch && peer_closed(out) {
+                        return Err(client_gone());
+                    }
+                    if pending.is_empty() && last_write.elapsed() >= self.keep_alive {
+                        wire::push_chunk(&mut pending, sse::KEEPALIVE);
+                    }
+                }
+            }
+            if ended.is_some() {
+                wire::push_last_chunk(&mut pending);
+            }
+            if !pending.is_empty() {
+                out.write_all(&pending)?;
+                out.flush()?;
+                pending.clear();
+                last_write = Instant::now();
+            }
+            if let Some(delivered) = ended {
+                return Ok(delivered);
+            }
+            wait = tick;
+        }
+    }
+}
+
+/// Appends one item as a chunk; `Some(true)` when it is the end.
+fn push_item(buf: &mut Vec<u8>, ids: Option<u64>, item: Outgoing) -> Option<bool> {
+    match item {
+        Outgoing::Event { seq, json, .. } => {
+            let event = match ids {
+                Some(stream_id) => sse::frame_event(stream_id, seq, &json),
+                None => sse::frame_event_plain(&json),
+            };
+            wire::push_chunk(buf, &event);
+            None
+        }
+        Outgoing::End => Some(true),
+    }
+}
+
+fn client_gone() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the client closed the stream",
+    )
+}
+
+/// `true` when the peer has closed its side (a read would return EOF).
+fn peer_closed(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let mut byte = [0u8; 1];
+    let closed = matches!(stream.peek(&mut byte), Ok(0));
+    let _ = stream.set_nonblocking(false);
+    closed
+}

@@ -1,0 +1,352 @@
+//! The 2026-07-28 path of the HTTP endpoint: per-request POSTs, with the
+//! routing-header checks of that era.
+//!
+//! No session is minted or needed; every POST is served on a short-lived
+//! session of its own. The routing headers must agree with the body
+//! (`-32020`), checked in the order of HTTP-6: envelope, headers, version,
+//! `Mcp-Param-*`, then dispatch. A request whose handler emits nothing
+//! before its result is answered with JSON; otherwise the response turns
+//! into an SSE stream, and the client closing it cancels the request
+//! (MHTTP-7). `subscriptions/listen` is always a stream.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::answer::{Answer, EventStream, Framing, ListenGuard, OnClose};
+use super::route::{not_acceptable, Accepts};
+use super::sse::{Stream, StreamSink};
+use super::wire::{HttpRequest, HttpResponse};
+use super::Shared;
+use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
+use crate::protocol::{methods, versions};
+use crate::server::{envelope, methods as table, Envelope, Received, Sink};
+use crate::session::{Closing, Session};
+
+/// HTTP-7: the status of an error body.
+pub(crate) fn status_of(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::METHOD_NOT_FOUND => 404,
+        ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::INVALID_PARAMS => 400,
+        _ => 200,
+    }
+}
+
+fn mismatch(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(ErrorCode::HEADER_MISMATCH, message)
+}
+
+/// HTTP-3: decodes a `=?base64?…?=` header value; plain values are literal.
+pub(crate) fn decode_header_value(value: &str) -> Result<String, ErrorObject> {
+    let value = value.trim();
+    let inner = match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        Some(inner) => inner,
+        None => {
+            if value.chars().any(|c| c.is_control()) {
+                return Err(mismatch("a header value has invalid characters"));
+            }
+            return Ok(value.to_string());
+        }
+    };
+    let bytes = base64_decode(inner).ok_or_else(|| mismatch("invalid base64 in a header value"))?;
+    String::from_utf8(bytes).map_err(|_| mismatch("a base64 header value is not UTF-8"))
+}
+
+/// Standard base64 with required padding.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        match c {
+            b'A'..=b'Z' => Some((c - b'A') as u32),
+            b'a'..=b'z' => Some((c - b'a') as u32 + 26),
+            b'0'..=b'9' => Some((c - b'0') as u32 + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    };
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    let chunks = bytes.chunks(4);
+    let n = chunks.len();
+    for (i, chunk) in bytes.chunks(4).enumerate() {
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && i + 1 != n) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &chunk[..4 - pad] {
+            acc = (acc << 6) | value(c)?;
+        }
+        acc <<= 6 * pad as u32;
+        let three = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        out.extend_from_slice(&three[..3 - pad]);
+    }
+    Some(out)
+}
+
+/// The one value of a header; `Err` when it appears more than once (HTTP-5).
+fn single<'a>(request: &'a HttpRequest, name: &str) -> Result<Option<&'a str>, ErrorObject> {
+    let mut values = request
+        .headers
+        .iter()
+        .filter(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str());
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(mismatch(format!(
+            "the {} header appears more than once",
+            name
+        )));
+    }
+    Ok(first)
+}
+
+/// HTTP-6 steps 7, 9 and 11 for one request.
+fn check_headers(
+    shared: &Shared,
+    http: &HttpRequest,
+    request: &Request,
+    version: &str,
+) -> Result<(), ErrorObject> {
+    let header_version = single(http, "mcp-protocol-version")?;
+    let header_method = single(http, "mcp-method")?;
+    let header_name = single(http, "mcp-name")?;
+    match header_version {
+        Some(v) if v == version => {}
+        Some(v) => {
+            return Err(mismatch(format!(
+                "MCP-Protocol-Version {} does not match the request's {}",
+                v, version
+            )))
+        }
+        None => return Err(mismatch("missing MCP-Protocol-Version header")),
+    }
+    match header_method {
+        Some(m) if m == request.method => {}
+        Some(m) => {
+            return Err(mismatch(format!(
+                "Mcp-Method {} does not match the request's method {}",
+                m, request.method
+            )))
+        }
+        None => return Err(mismatch("missing Mcp-Method header")),
+    }
+    let params = request.params.as_ref();
+    if let Some(field) = table::mcp_name_field(&request.method) {
+        let expected = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+        match header_name {
+            None => return Err(mismatch("missing Mcp-Name header")),
+            Some(raw) => {
+                let decoded = decode_header_value(raw)?;
+                if Some(decoded.as_str()) != expected {
+                    return Err(mismatch(format!(
+                        "Mcp-Name {} does not match the request's {}",
+                        decoded, field
+                    )));
+                }
+            }
+        }
+    }
+    if request.method == methods::TOOLS_CALL {
+        check_param_headers(shared, http, params)?;
+    }
+    Ok(())
+}
+
+/// HTTP-4 / MHTTP-15: `Mcp-Param-{Name}` headers of `x-mcp-header`
+/// properties must agree with the arguments.
+fn check_param_headers(
+    shared: &Shared,
+    http: &HttpRequest,
+    params: Option<&Value>,
+) -> Result<(), ErrorObject> {
+    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+    let headers = match name {
+        Some(name) => shared.server.param_headers(name),
+        None => return Ok(()),
+    };
+    let arguments = params.and_then(|p| p.get("arguments"));
+    for (property, header) in headers {
+        let argument = arguments
+            .and_then(|a| a.get(&property))
+            .filter(|v| !v.is_null());
+        let sent = single(http, &header)?;
+        match (argument, sent) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(mismatch(format!("{} sent without its argument", header)))
+            }
+            (Some(_), None) => return Err(mismatch(format!("missing {} header", header))),
+            (Some(value), Some(raw)) => {
+                let decoded = decode_header_value(raw)?;
+                let agrees = match value {
+                    Value::String(s) => *s == decoded,
+                    Value::Bool(b) => decoded == b.to_string(),
+                    Value::Number(n) => decoded
+                        .parse::<f64>()
+                        .ok()
+                        .zip(n.as_f64())
+                        .map_or(false, |(a, b)| a == b),
+                    _ => false,
+                };
+                if !agrees {
+                    return Err(mismatch(format!(
+                        "{} does not match argument {}",
+                        header, property
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decides the answer to one POST on the 2026-07-28 path (HTTP-6: Accept,
+/// the body's kind, envelope, headers, version, then dispatch).
+pub(super) fn post(
+    shared: &Arc<Shared>,
+    http: &HttpRequest,
+    message: Message,
+    accepts: Accepts,
+) -> Answer {
+    let request = match message {
+        _ if !(accepts.json && accepts.sse) => {
+            // HTTP-6 step 3.
+            let id = match &message {
+                Message::Request(r) => Some(r.id.clone()),
+                _ => None,
+            };
+            return not_acceptable(id, "application/json and text/event-stream");
+        }
+        Message::Response(_) => {
+            let error =
+                ErrorObject::invalid_request("clients do not send responses in the 2026-07-28 era");
+            return Answer::error(400, None, error);
+        }
+        Message::Notification(_) => {
+            // HTTP-6 step 5; CANCEL-2: a cancel by id is ignored over HTTP.
+            let version = http.header("mcp-protocol-version").unwrap_or("");
+            if !versions::is_modern(version) {
+                return Answer::error(400, None, envelope::unsupported_version(version));
+            }
+            return Answer::status(202);
+        }
+        Message::Request(request) => request,
+    };
+    let id = Some(request.id.clone());
+    let checked = envelope::read_envelope(request.params.as_ref()).and_then(|envelope| {
+        check_headers(shared, http, &request, &envelope.version)?;
+        envelope::check_version(&envelope.version)?;
+        Ok(envelope)
+    });
+    let envelope = match checked {
+        Ok(envelope) => envelope,
+        Err(error) => return Answer::error(status_of(error.code), id, error),
+    };
+    if request.method == methods::INITIALIZE {
+        // REM-1: removed in 2026-07-28 (HTTP 404, -32601).
+        return Answer::error(404, id, ErrorObject::method_not_found(methods::INITIALIZE));
+    }
+    dispatch(shared, request, envelope)
+}
+
+/// Runs a checked request on a session of its own: JSON when it is
+/// answered at once or its handler's first message is its response,
+/// otherwise an SSE stream whose closing cancels it (MHTTP-7); a listen
+/// stream is always SSE.
+fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answer {
+    let core = Session::per_request(&shared.server);
+    let id = request.id.clone();
+    let is_listen = request.method == methods::SUBSCRIPTIONS_LISTEN;
+    let stream = Arc::new(Stream::new(
+        1,
+        Some(id.clone()),
+        shared.config.stream_queue_len,
+        0,
+    ));
+    let (receiver, _, _) = stream.attach(None);
+    let sink: Arc<dyn Sink> = Arc::new(StreamSink(stream));
+    let (on_close, json_if_first, guard) = match core.receive_checked(request, envelope, &sink) {
+        Received::Answered(response) => {
+            let status = match &response.outcome {
+                // LISTEN-14: a refused listen (at the stream limit) is 503.
+                Err(e) if is_listen && e.code == ErrorCode::INTERNAL_ERROR => 503,
+                Err(e) => status_of(e.code),
+                Ok(_) => 200,
+            };
+            let json = Message::Response(response).to_json_string();
+            return Answer::Whole(HttpResponse::json(status, json.into_bytes()));
+        }
+        Received::Run(job) => {
+            if !shared.pool.execute(move || job.run()) {
+                let error = ErrorObject::internal("the server is shutting down");
+                return Answer::error(503, Some(id), error);
+            }
+            (OnClose::Cancel(Arc::clone(&core), id), true, None)
+        }
+        Received::Listening(key) => {
+            shared.listening.lock().insert(core.key, Arc::clone(&core));
+            let guard = ListenGuard {
+                shared: Arc::clone(shared),
+                key: core.key,
+            };
+            if shared.stopping() {
+                // Shutdown began meanwhile: end it with its result now.
+                core.close("the server is shutting down", Closing::ServerEnds);
+            }
+            (
+                OnClose::ForgetListen(Arc::clone(&core), key),
+                false,
+                Some(guard),
+            )
+        }
+        Received::Consumed => return Answer::status(202),
+    };
+    Answer::Stream(EventStream {
+        receiver,
+        replay: Vec::new(),
+        framing: Framing::Plain { json_if_first },
+        on_close,
+        headers: Vec::new(),
+        guard,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // HTTP-3: the base64 sentinel is decoded; bad payloads are -32020.
+    #[test]
+    fn header_values() {
+        assert_eq!(decode_header_value("=?base64?aGVsbG8=?=").unwrap(), "hello");
+        assert_eq!(decode_header_value("plain").unwrap(), "plain");
+        assert_eq!(decode_header_value("=?base64?w6k=?=").unwrap(), "é");
+        assert!(
+            decode_header_value("=?base64?aGVsbG8?=").is_err(),
+            "missing padding"
+        );
+        assert!(
+            decode_header_value("=?base64?a*==?=").is_err(),
+            "not the alphabet"
+        );
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(status_of(ErrorCode::METHOD_NOT_FOUND), 404);
+        assert_eq!(status_of(ErrorCode::HEADER_MISMATCH), 400);
+        assert_eq!(status_of(ErrorCode::INTERNAL_ERROR), 200);
+    }
+}
