@@ -1,6 +1,6 @@
 //! Cancellation flags and the table of in-flight requests.
 //!
-//! The table decides who writes last (DESIGN.md, "who writes last"):
+//! The table decides who writes last (DESIGN.md §3):
 //! finishing a request and cancelling it both remove its entry under the
 //! table's lock, and only the one that removed it acts. So a response is
 //! never written after a cancel won, and a late or repeated cancel is a

@@ -36,6 +36,22 @@
 //! # Ok::<(), tiny_mcp::Error>(())
 //! ```
 //!
+//! ## Main types
+//!
+//! | type | what it is |
+//! | --- | --- |
+//! | [`Server`], [`ServerBuilder`] | the one entry point: what the server offers, its limits, and the serving methods |
+//! | [`Tool`], [`Resource`], [`ResourceTemplate`], [`Prompt`] | definitions, as the spec's structs |
+//! | [`ToolHandler`], [`ResourceHandler`], [`ResourceTemplateHandler`], [`PromptHandler`], [`CompletionHandler`] | handler traits, implemented by closures |
+//! | [`RequestContext`] | what a handler knows of its request (its [`Era`], the client, cancellation) and can do with the client |
+//! | [`CallToolResult`], [`GetPromptResult`], [`ReadResourceResult`], [`CompleteResult`] | what handlers return |
+//! | [`ServerHandle`] | changes while serving, and change notifications |
+//! | [`HttpServerBuilder`], [`HttpServer`] | Streamable HTTP settings and the running server |
+//! | [`MemoryClient`] | an in-memory client for testing handlers |
+//! | [`Error`], [`ErrorKind`] | the one error type, and how each kind reaches the client ([`Error::to_wire`]) |
+//! | [`Message`], [`Request`], [`Response`], [`RequestId`], [`ErrorObject`] | JSON-RPC 2.0 messages |
+//! | [`methods`], [`notifications`], [`meta`], [`versions`] | names as the spec spells them |
+//!
 //! ## Threads and shutdown
 //!
 //! [`Server::serve_stdio`] reads stdin on the calling thread. One writer
@@ -78,9 +94,11 @@
 //! `subscriptions/listen`, multi round-trip requests, and the HTTP header
 //! checks. Not implemented: tasks.
 //!
-//! Doc comments cite requirements by short ids such as `LC-8` or
-//! `MRTR-5`; they name rules of the MCP specification pages given in the
-//! same comment (lifecycle, transports, …), and tests cite the same ids.
+//! Doc comments and tests cite requirements by short ids such as `LC-8`
+//! or `MRTR-5`. Each id is a rule of the MCP specification, listed with
+//! the spec page and section it comes from in the repository's
+//! `docs/requirements/` (`DIGEST.md` for 2025-11-25, `DIGEST-2026-07-28.md`
+//! for 2026-07-28).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -1,7 +1,7 @@
 //! The serving methods of [`Server`]: thin calls into the transports.
 //!
 //! They live here, beside `server/`, so that the core never imports a
-//! transport (DESIGN.md, "Code map"); [`Server`]'s docs list them.
+//! transport (DESIGN.md §11, "Code map"); [`Server`]'s docs list them.
 
 use std::io::{self, BufRead, Write};
 use std::net::ToSocketAddrs;

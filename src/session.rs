@@ -1,11 +1,11 @@
 //! A session: what one client negotiated, plus its in-flight requests.
 //!
-//! Sessions are data; connections are threads (DESIGN.md §4). stdio has
+//! Sessions are data; connections are threads (DESIGN.md §11). stdio has
 //! exactly one session; a 2025-11-25 HTTP session has one per
 //! `Mcp-Session-Id`; each stateless HTTP POST and each 2026-07-28 request
 //! on HTTP gets a short-lived one. Each kind has its named constructor, so
 //! that no transport writes session state. Transports then use only the
-//! named methods: [`receive`](Session::receive) (in `dispatch.rs`),
+//! named methods: [`receive`](Session::receive),
 //! [`cancel`](Session::cancel), [`close`](Session::close),
 //! [`forget_listen`](Session::forget_listen) and the read accessors.
 //!
@@ -22,11 +22,11 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::cancel::InFlightTable;
-use crate::jsonrpc::{Message, RequestId};
+use crate::jsonrpc::{Message, Request, RequestId};
 use crate::protocol::{
     notifications, versions, ClientCapabilities, Era, Implementation, LoggingLevel,
 };
-use crate::server::{ServerInner, Sink};
+use crate::server::{dispatch, Envelope, Received, ServerInner, Sink};
 use crate::Error;
 
 /// What the client told us in `initialize`, and what it set since.
@@ -152,6 +152,23 @@ impl Session {
         let session = Arc::new(session);
         session.server.register_session(&session);
         session
+    }
+
+    /// Handles one message from the client (see `server/dispatch.rs`);
+    /// messages related to a request go to `sink`.
+    pub(crate) fn receive(self: &Arc<Self>, message: Message, sink: &Arc<dyn Sink>) -> Received {
+        dispatch::receive(self, message, sink)
+    }
+
+    /// Handles a 2026-07-28 request whose envelope the transport has read
+    /// and checked already (HTTP checks it against the headers first).
+    pub(crate) fn receive_checked(
+        self: &Arc<Self>,
+        request: Request,
+        envelope: Envelope,
+        sink: &Arc<dyn Sink>,
+    ) -> Received {
+        dispatch::receive_checked(self, request, envelope, sink)
     }
 
     /// A fresh id for a request of ours to the client.

@@ -24,6 +24,7 @@ pub struct CompleteRequestParams {
 /// `{"type":"ref/prompt","name"}` or `{"type":"ref/resource","uri"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum Reference {
     /// A prompt's argument.
     #[serde(rename = "ref/prompt")]
@@ -58,6 +59,7 @@ pub struct CompleteContext {
 
 /// Result of `completion/complete`: `{"completion": {"values", "total"?, "hasMore"?}}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteResult {
     /// The suggestions.
     pub completion: Completion,
@@ -66,6 +68,7 @@ pub struct CompleteResult {
 /// `{"values", "total"?, "hasMore"?}`; at most 100 values (CMP-2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Completion {
     /// Suggestions, best first.
     pub values: Vec<String>,

@@ -152,6 +152,7 @@ pub struct EmbeddedResource {
 /// Shape: `{"uri", "mimeType"?, "text"}` or `{"uri", "mimeType"?, "blob"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum ResourceContents {
     /// `TextResourceContents`
     #[serde(rename_all = "camelCase")]

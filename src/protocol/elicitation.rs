@@ -8,6 +8,7 @@ use crate::jsonrpc::JsonObject;
 /// Params of `elicitation/create`: form mode or URL mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum ElicitRequestParams {
     /// `{"mode": "url", "message", "url", "elicitationId"}`
     Url(ElicitRequestUrlParams),

@@ -26,6 +26,7 @@ pub struct InitializeRequestParams {
 /// `{"protocolVersion", "capabilities", "serverInfo", "instructions"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeResult {
     /// The version both sides will speak.
     pub protocol_version: String,
@@ -48,6 +49,7 @@ pub struct InitializeResult {
 /// members are kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// `roots`: the client lists roots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +101,7 @@ impl ClientCapabilities {
 /// "completions"?: {}, "experimental"?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerCapabilities {
     /// Tools are offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,6 +126,7 @@ pub struct ServerCapabilities {
 /// `{"listChanged"?: bool}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListChangedCapability {
     /// The server sends `…/list_changed` notifications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +136,7 @@ pub struct ListChangedCapability {
 /// `{"subscribe"?: bool, "listChanged"?: bool}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourcesCapability {
     /// `resources/subscribe` is served.
     #[serde(default, skip_serializing_if = "Option::is_none")]

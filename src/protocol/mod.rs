@@ -254,6 +254,7 @@ pub struct PaginatedRequestParams {
 
 /// An empty result, `{}` (e.g. for `ping` and `logging/setLevel`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EmptyResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -109,6 +109,7 @@ pub struct GetPromptRequestParams {
 
 /// Result of `prompts/get`: `{"description"?, "messages"}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GetPromptResult {
     /// What this prompt is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +162,7 @@ impl PromptMessage {
 /// Result of `prompts/list`: `{"prompts", "nextCursor"?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListPromptsResult {
     /// One page of prompts.
     pub prompts: Vec<Prompt>,

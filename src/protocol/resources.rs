@@ -159,6 +159,7 @@ pub struct ReadResourceRequestParams {
 
 /// Result of `resources/read`: `{"contents"}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReadResourceResult {
     /// One or more contents (a directory may give several).
     pub contents: Vec<ResourceContents>,
@@ -180,6 +181,7 @@ impl ReadResourceResult {
 /// Result of `resources/list`: `{"resources", "nextCursor"?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourcesResult {
     /// One page of resources.
     pub resources: Vec<Resource>,
@@ -191,6 +193,7 @@ pub struct ListResourcesResult {
 /// Result of `resources/templates/list`: `{"resourceTemplates", "nextCursor"?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListResourceTemplatesResult {
     /// One page of templates.
     pub resource_templates: Vec<ResourceTemplate>,

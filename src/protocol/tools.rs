@@ -149,6 +149,7 @@ pub struct CallToolRequestParams {
 /// JSON-RPC error (TOOL-6).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolResult {
     /// What the tool produced.
     pub content: Vec<ContentBlock>,
@@ -199,6 +200,7 @@ impl CallToolResult {
 /// Result of `tools/list`: `{"tools", "nextCursor"?}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListToolsResult {
     /// One page of tools.
     pub tools: Vec<Tool>,

@@ -49,7 +49,7 @@ pub struct RequestContext {
 }
 
 /// How a request reaches its client, chosen once per request (DESIGN.md
-/// §10): each context method that depends on the era matches on it once.
+/// §14): each context method that depends on the era matches on it once.
 // One per request, built once and never moved around: boxing would only
 // add an allocation.
 #[allow(clippy::large_enum_variant)]

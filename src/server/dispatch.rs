@@ -1,7 +1,7 @@
 //! Routing of incoming messages through the method table, and the
 //! lifecycle state machine.
 //!
-//! [`Session::receive`] is called by a transport on its reading thread for
+//! `Session::receive` calls [`receive`] for a transport, on its reading thread for
 //! every message from the client and says what became of it
 //! ([`Received`]). Inline methods are answered right there. Methods that
 //! run a program's handler are entered in the in-flight table on the
@@ -55,253 +55,261 @@ pub(crate) struct Job {
     pub(super) envelope: Option<Envelope>,
 }
 
-impl Session {
-    /// Handles one message from the client. Messages related to a request
-    /// go to `sink`.
-    pub(crate) fn receive(self: &Arc<Self>, message: Message, sink: &Arc<dyn Sink>) -> Received {
-        match message {
-            Message::Request(request) => self.receive_request(request, sink),
-            Message::Notification(notification) => {
-                self.receive_notification(&notification.method, notification.params);
-                Received::Consumed
-            }
-            Message::Response(response) => {
-                self.receive_response(response);
-                Received::Consumed
-            }
+/// Handles one message from the client. Messages related to a request
+/// go to `sink`.
+pub(crate) fn receive(session: &Arc<Session>, message: Message, sink: &Arc<dyn Sink>) -> Received {
+    match message {
+        Message::Request(request) => receive_request(session, request, sink),
+        Message::Notification(notification) => {
+            receive_notification(session, &notification.method, notification.params);
+            Received::Consumed
+        }
+        Message::Response(response) => {
+            receive_response(session, response);
+            Received::Consumed
         }
     }
+}
 
-    /// Handles a 2026-07-28 request whose envelope the transport has read
-    /// and checked already (HTTP checks it against the headers first).
-    pub(crate) fn receive_checked(
-        self: &Arc<Self>,
-        request: Request,
-        envelope: Envelope,
-        sink: &Arc<dyn Sink>,
-    ) -> Received {
-        log::debug!("< request {} {}", request.id, request.method);
-        self.dispatch(request, Some(envelope), sink, Instant::now())
-    }
+/// Handles a 2026-07-28 request whose envelope the transport has read
+/// and checked already (HTTP checks it against the headers first).
+pub(crate) fn receive_checked(
+    session: &Arc<Session>,
+    request: Request,
+    envelope: Envelope,
+    sink: &Arc<dyn Sink>,
+) -> Received {
+    log::debug!("< request {} {}", request.id, request.method);
+    dispatch(session, request, Some(envelope), sink, Instant::now())
+}
 
-    fn receive_request(self: &Arc<Self>, request: Request, sink: &Arc<dyn Sink>) -> Received {
-        let started = Instant::now();
-        log::debug!("< request {} {}", request.id, request.method);
-        let claim = envelope::is_claim(&request);
-        let claimed = if claim {
-            Era::V2026_07_28
-        } else {
-            Era::V2025_11_25
-        };
-        match self.lock_era(claimed) {
-            Era::V2026_07_28 => self.receive_modern(request, sink, started),
-            _ if claim => {
-                // ERA-6: a modern request on a handshake-era connection.
-                let error = ErrorObject::invalid_request(
-                    "this connection uses the 2025-11-25 handshake era (initialize); \
-                     requests with a 2026-07-28 _meta envelope are not accepted on it",
-                );
-                self.respond(request, started, Err(error))
-            }
-            _ => self.receive_legacy(request, sink, started),
+fn receive_request(session: &Arc<Session>, request: Request, sink: &Arc<dyn Sink>) -> Received {
+    let started = Instant::now();
+    log::debug!("< request {} {}", request.id, request.method);
+    let claim = envelope::is_claim(&request);
+    let claimed = if claim {
+        Era::V2026_07_28
+    } else {
+        Era::V2025_11_25
+    };
+    match session.lock_era(claimed) {
+        Era::V2026_07_28 => receive_modern(session, request, sink, started),
+        _ if claim => {
+            // ERA-6: a modern request on a handshake-era connection.
+            let error = ErrorObject::invalid_request(
+                "this connection uses the 2025-11-25 handshake era (initialize); \
+                 requests with a 2026-07-28 _meta envelope are not accepted on it",
+            );
+            respond(session, request, started, Err(error))
         }
+        _ => receive_legacy(session, request, sink, started),
     }
+}
 
-    /// LC-4: nothing but the handshake and `ping` before `initialize`.
-    fn receive_legacy(
-        self: &Arc<Self>,
-        request: Request,
-        sink: &Arc<dyn Sink>,
-        started: Instant,
-    ) -> Received {
-        let method = methods::find(&request.method, Era::V2025_11_25);
-        if !method.map_or(false, |m| m.before_initialize) && !self.is_initialized() {
-            let error = ErrorObject::invalid_request(format!(
-                "{} before initialize: send initialize first",
-                request.method
-            ));
-            return self.respond(request, started, Err(error));
-        }
-        self.dispatch(request, None, sink, started)
+/// LC-1: nothing but the handshake and `ping` before `initialize`.
+fn receive_legacy(
+    session: &Arc<Session>,
+    request: Request,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+) -> Received {
+    let method = methods::find(&request.method, Era::V2025_11_25);
+    if !method.map_or(false, |m| m.before_initialize) && !session.is_initialized() {
+        let error = ErrorObject::invalid_request(format!(
+            "{} before initialize: send initialize first",
+            request.method
+        ));
+        return respond(session, request, started, Err(error));
     }
+    dispatch(session, request, None, sink, started)
+}
 
-    /// MOD-*, VER-*, META-*: the envelope is read and its version checked
-    /// before the method is looked up.
-    fn receive_modern(
-        self: &Arc<Self>,
-        request: Request,
-        sink: &Arc<dyn Sink>,
-        started: Instant,
-    ) -> Received {
-        if request.method == names::INITIALIZE {
-            // ERA-5: initialize on a connection locked to 2026-07-28.
-            let requested = request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("protocolVersion"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let error = envelope::unsupported_version(requested);
-            return self.respond(request, started, Err(error));
-        }
-        let checked = envelope::read_envelope(request.params.as_ref())
-            .and_then(|e| envelope::check_version(&e.version).map(|()| e));
-        match checked {
-            Ok(envelope) => self.dispatch(request, Some(envelope), sink, started),
-            Err(error) => self.respond(request, started, Err(error)),
-        }
-    }
-
-    /// Looks the method up in the table for the request's era and runs its
-    /// row: `-32601` when it does not exist there or its gate is closed.
-    fn dispatch(
-        self: &Arc<Self>,
-        mut request: Request,
-        envelope: Option<Envelope>,
-        sink: &Arc<dyn Sink>,
-        started: Instant,
-    ) -> Received {
-        let era = match envelope {
-            Some(_) => Era::V2026_07_28,
-            None => Era::V2025_11_25,
-        };
-        let method = match methods::find(&request.method, era) {
-            Some(method) if method.gate(era).is_open(&self.server) => method,
-            _ => {
-                let error = ErrorObject::method_not_found(&request.method);
-                return self.respond(request, started, Err(error));
-            }
-        };
-        match method.runs {
-            Runs::Inline(answer) => {
-                let answer = answer(self, request.params.take());
-                let answer = match &envelope {
-                    Some(_) => answer.map(|v| self.server.decorate(v, method)),
-                    None => answer,
-                };
-                self.respond(request, started, answer)
-            }
-            Runs::Worker(call) => self.begin((method, call), request, envelope, sink, started),
-            Runs::Listen => match self.open_listen(&request, sink) {
-                Ok(key) => Received::Listening(key),
-                Err(error) => self.respond(request, started, Err(error)),
-            },
-        }
-    }
-
-    /// Enters a handler request in the in-flight table and hands it out.
-    fn begin(
-        self: &Arc<Self>,
-        (method, call): (&'static Method, WorkerFn),
-        request: Request,
-        envelope: Option<Envelope>,
-        sink: &Arc<dyn Sink>,
-        started: Instant,
-    ) -> Received {
-        match self.in_flight.begin(&request.id, Arc::clone(sink)) {
-            Ok(flag) => Received::Run(Job {
-                session: Arc::clone(self),
-                method,
-                call,
-                request,
-                flag,
-                sink: Arc::clone(sink),
-                started,
-                envelope,
-            }),
-            Err(BeginError::Duplicate) => {
-                let message = format!("request id {} is already in flight", request.id);
-                self.respond(request, started, Err(ErrorObject::invalid_request(message)))
-            }
-            Err(BeginError::Full) => {
-                let error = ErrorObject::internal("too many requests in flight; retry later");
-                self.respond(request, started, Err(error))
-            }
-        }
-    }
-
-    /// Reports an inline answer and hands it to the transport.
-    fn respond(&self, request: Request, started: Instant, answer: Answer) -> Received {
-        let status = match &answer {
-            Ok(_) => RequestStatus::Ok,
-            Err(e) => RequestStatus::Error(e.code),
-        };
-        self.server.report(&RequestOutcome {
-            method: request.method,
-            duration: started.elapsed(),
-            status,
-        });
-        Received::Answered(Response {
-            id: Some(request.id),
-            outcome: answer,
-        })
-    }
-
-    /// LISTEN-2..4: opens a stream with the honoured part of the filter.
-    fn open_listen(&self, request: &Request, sink: &Arc<dyn Sink>) -> Result<u64, ErrorObject> {
-        let notifications = request
+/// MOD-*, VER-*, META-*: the envelope is read and its version checked
+/// before the method is looked up.
+fn receive_modern(
+    session: &Arc<Session>,
+    request: Request,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+) -> Received {
+    if request.method == names::INITIALIZE {
+        // ERA-5: initialize on a connection locked to 2026-07-28.
+        let requested = request
             .params
             .as_ref()
-            .and_then(|p| p.get("notifications"))
-            .ok_or_else(|| {
-                ErrorObject::invalid_params("subscriptions/listen needs params.notifications")
-            })?;
-        let filter: SubscriptionFilter = serde_json::from_value(notifications.clone())
-            .map_err(|e| ErrorObject::invalid_params(format!("invalid notifications: {}", e)))?;
-        let honoured = filter.honoured(&self.server.capabilities);
-        self.server
-            .listen
-            .open(self.key, request.id.clone(), honoured, Arc::clone(sink))
-            .ok_or_else(|| ErrorObject::internal("too many listen streams; try again later"))
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let error = envelope::unsupported_version(requested);
+        return respond(session, request, started, Err(error));
     }
+    let checked = envelope::read_envelope(request.params.as_ref())
+        .and_then(|e| envelope::check_version(&e.version).map(|()| e));
+    match checked {
+        Ok(envelope) => dispatch(session, request, Some(envelope), sink, started),
+        Err(error) => respond(session, request, started, Err(error)),
+    }
+}
 
-    fn receive_notification(&self, method: &str, params: Option<Value>) {
-        log::debug!("< notification {}", method);
-        match method {
-            notifications::CANCELLED => {
-                // CAN-2: malformed cancels are ignored silently.
-                let params: CancelledNotificationParams = match params.map(serde_json::from_value) {
-                    Some(Ok(p)) => p,
-                    _ => return,
-                };
-                let id = match params.request_id.as_ref().and_then(RequestId::from_value) {
-                    Some(id) => id,
-                    None => return,
-                };
-                if self.cancel(&id, params.reason.clone(), true) {
-                    log::debug!(
-                        "request {} cancelled: {}",
-                        id,
-                        params.reason.as_deref().unwrap_or("no reason given")
-                    );
-                }
-            }
-            notifications::INITIALIZED | notifications::ROOTS_LIST_CHANGED => {}
-            _ => log::debug!("ignoring notification {}", method),
+/// Looks the method up in the table for the request's era and runs its
+/// row: `-32601` when it does not exist there or its gate is closed.
+fn dispatch(
+    session: &Arc<Session>,
+    mut request: Request,
+    envelope: Option<Envelope>,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+) -> Received {
+    let era = match envelope {
+        Some(_) => Era::V2026_07_28,
+        None => Era::V2025_11_25,
+    };
+    let method = match methods::find(&request.method, era) {
+        Some(method) if method.gate(era).is_open(&session.server) => method,
+        _ => {
+            let error = ErrorObject::method_not_found(&request.method);
+            return respond(session, request, started, Err(error));
+        }
+    };
+    match method.runs {
+        Runs::Inline(answer) => {
+            let answer = answer(session, request.params.take());
+            let answer = match &envelope {
+                Some(_) => answer.map(|v| session.server.decorate(v, method)),
+                None => answer,
+            };
+            respond(session, request, started, answer)
+        }
+        Runs::Worker(call) => begin(session, (method, call), request, envelope, sink, started),
+        Runs::Listen => match open_listen(session, &request, sink) {
+            Ok(key) => Received::Listening(key),
+            Err(error) => respond(session, request, started, Err(error)),
+        },
+    }
+}
+
+/// Enters a handler request in the in-flight table and hands it out.
+fn begin(
+    session: &Arc<Session>,
+    (method, call): (&'static Method, WorkerFn),
+    request: Request,
+    envelope: Option<Envelope>,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+) -> Received {
+    match session.in_flight.begin(&request.id, Arc::clone(sink)) {
+        Ok(flag) => Received::Run(Job {
+            session: Arc::clone(session),
+            method,
+            call,
+            request,
+            flag,
+            sink: Arc::clone(sink),
+            started,
+            envelope,
+        }),
+        Err(BeginError::Duplicate) => {
+            let message = format!("request id {} is already in flight", request.id);
+            respond(
+                session,
+                request,
+                started,
+                Err(ErrorObject::invalid_request(message)),
+            )
+        }
+        Err(BeginError::Full) => {
+            let error = ErrorObject::internal("too many requests in flight; retry later");
+            respond(session, request, started, Err(error))
         }
     }
+}
 
-    fn receive_response(&self, response: Response) {
-        let id = match response.id {
-            Some(id) => id,
-            None => {
-                log::warn!(
-                    "the client sent an error without an id: {:?}",
-                    response.outcome
+/// Reports an inline answer and hands it to the transport.
+fn respond(session: &Session, request: Request, started: Instant, answer: Answer) -> Received {
+    let status = match &answer {
+        Ok(_) => RequestStatus::Ok,
+        Err(e) => RequestStatus::Error(e.code),
+    };
+    session.server.report(&RequestOutcome {
+        method: request.method,
+        duration: started.elapsed(),
+        status,
+    });
+    Received::Answered(Response {
+        id: Some(request.id),
+        outcome: answer,
+    })
+}
+
+/// LISTEN-2..4: opens a stream with the honoured part of the filter.
+fn open_listen(
+    session: &Session,
+    request: &Request,
+    sink: &Arc<dyn Sink>,
+) -> Result<u64, ErrorObject> {
+    let notifications = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("notifications"))
+        .ok_or_else(|| {
+            ErrorObject::invalid_params("subscriptions/listen needs params.notifications")
+        })?;
+    let filter: SubscriptionFilter = serde_json::from_value(notifications.clone())
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid notifications: {}", e)))?;
+    let honoured = filter.honoured(&session.server.capabilities);
+    session
+        .server
+        .listen
+        .open(session.key, request.id.clone(), honoured, Arc::clone(sink))
+        .ok_or_else(|| ErrorObject::internal("too many listen streams; try again later"))
+}
+
+fn receive_notification(session: &Session, method: &str, params: Option<Value>) {
+    log::debug!("< notification {}", method);
+    match method {
+        notifications::CANCELLED => {
+            // CAN-2: malformed cancels are ignored silently.
+            let params: CancelledNotificationParams = match params.map(serde_json::from_value) {
+                Some(Ok(p)) => p,
+                _ => return,
+            };
+            let id = match params.request_id.as_ref().and_then(RequestId::from_value) {
+                Some(id) => id,
+                None => return,
+            };
+            if session.cancel(&id, params.reason.clone(), true) {
+                log::debug!(
+                    "request {} cancelled: {}",
+                    id,
+                    params.reason.as_deref().unwrap_or("no reason given")
                 );
-                return;
             }
-        };
-        let waiter = self.pending.lock().remove(&id);
-        match waiter {
-            Some(waiter) => {
-                let _ = waiter.send(
-                    response
-                        .outcome
-                        .map_err(|e| Error::new(ErrorKind::Client(e))),
-                );
-            }
-            None => log::debug!("dropping an answer to {}, which no one waits for", id),
         }
+        notifications::INITIALIZED | notifications::ROOTS_LIST_CHANGED => {}
+        _ => log::debug!("ignoring notification {}", method),
+    }
+}
+
+fn receive_response(session: &Session, response: Response) {
+    let id = match response.id {
+        Some(id) => id,
+        None => {
+            log::warn!(
+                "the client sent an error without an id: {:?}",
+                response.outcome
+            );
+            return;
+        }
+    };
+    let waiter = session.pending.lock().remove(&id);
+    match waiter {
+        Some(waiter) => {
+            let _ = waiter.send(
+                response
+                    .outcome
+                    .map_err(|e| Error::new(ErrorKind::Client(e))),
+            );
+        }
+        None => log::debug!("dropping an answer to {}, which no one waits for", id),
     }
 }

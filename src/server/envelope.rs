@@ -17,6 +17,7 @@ use crate::protocol::{meta, methods, versions, ClientCapabilities, Implementatio
 
 /// Who may reuse a cached result: `"public"` or `"private"` (CACHE-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CacheScope {
     /// Any client may reuse it.
     Public,

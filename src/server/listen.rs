@@ -6,7 +6,7 @@
 //! request's JSON-RPC id with its JSON type (LISTEN-5). Request ids are
 //! unique only per sender and modern clients have no session, so two
 //! clients may both listen with id `1`: the registry is keyed by a number it
-//! mints for each stream, never by the request id (DESIGN.md).
+//! mints for each stream, never by the request id (DESIGN.md §10).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,7 +9,7 @@
 //! appear only here and in `protocol::methods`.
 //!
 //! The model is rust-analyzer's dispatcher, where each line names a method
-//! and its threading policy; here the line is data (DESIGN.md §11).
+//! and its threading policy; here the line is data (DESIGN.md §12).
 
 use serde_json::Value;
 
@@ -45,12 +45,12 @@ pub(crate) struct Method {
     /// What must be offered for it to exist in the 2025-11-25 era; when
     /// closed, `-32601`.
     pub(crate) legacy_gate: Gate,
-    /// The same for the 2026-07-28 era (MOD-4: a method whose capability
+    /// The same for the 2026-07-28 era (MOD-3: a method whose capability
     /// the server did not declare does not exist).
     pub(crate) modern_gate: Gate,
     /// Where it is answered.
     pub(crate) runs: Runs,
-    /// Answered before `initialize` in the 2025-11-25 era (LC-4); every
+    /// Answered before `initialize` in the 2025-11-25 era (LC-1); every
     /// other request then gets `-32600`.
     pub(crate) before_initialize: bool,
     /// The params field that the `Mcp-Name` header mirrors on 2026-07-28
@@ -285,5 +285,221 @@ impl Method {
             Era::V2025_11_25 => self.legacy_gate,
             Era::V2026_07_28 => self.modern_gate,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! One test per column of the table: a method answers as its row says.
+
+    use std::sync::Arc;
+
+    use crossbeam_channel::Receiver;
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::jsonrpc::{ErrorCode, Message, RequestId};
+    use crate::server::{ChannelSink, Received, Sink};
+    use crate::{
+        CallToolResult, CompleteResult, ElicitRequestFormParams, JsonObject, Server, Tool,
+    };
+
+    const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}"#;
+
+    /// A server with one tool that asks for input, and a completion handler
+    /// that does the same.
+    fn server() -> Server {
+        Server::builder("table", "1")
+            .tool(
+                Tool::new("ask", json!({"type": "object"})),
+                |ctx: &RequestContext, _: JsonObject| {
+                    let form = ElicitRequestFormParams::new("name?", json!({"type": "object"}));
+                    ctx.elicit(form)?;
+                    Ok(CallToolResult::text("done"))
+                },
+            )
+            .completion(|ctx: &RequestContext, _| {
+                let form = ElicitRequestFormParams::new("name?", json!({"type": "object"}));
+                ctx.elicit(form)?;
+                Ok(CompleteResult::default())
+            })
+            .build()
+    }
+
+    fn connect(server: &Server) -> (Arc<Session>, Arc<dyn Sink>, Receiver<Message>) {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
+        let session = Session::connection(&server.inner, Arc::clone(&sink));
+        (session, sink, receiver)
+    }
+
+    fn request(id: i64, method: &str, params: Value) -> Message {
+        Message::request(RequestId::Number(id), method, Some(params))
+    }
+
+    fn modern(id: i64, method: &str, mut params: Value) -> Message {
+        params["_meta"] = serde_json::from_str(MODERN_META).unwrap();
+        request(id, method, params)
+    }
+
+    fn initialize(session: &Arc<Session>, sink: &Arc<dyn Sink>) {
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}});
+        assert!(matches!(
+            session.receive(request(0, "initialize", params), sink),
+            Received::Answered(r) if r.outcome.is_ok()
+        ));
+    }
+
+    /// The answer of an inline method; panics on any other outcome.
+    fn answer(received: Received) -> Result<Value, ErrorObject> {
+        match received {
+            Received::Answered(response) => response.outcome,
+            _ => panic!("expected an inline answer"),
+        }
+    }
+
+    /// Runs a worker method's job here and returns its response.
+    fn run(received: Received, receiver: &Receiver<Message>) -> Result<Value, ErrorObject> {
+        match received {
+            Received::Run(job) => job.run(),
+            _ => panic!("expected a job"),
+        }
+        loop {
+            match receiver.try_recv() {
+                Ok(Message::Response(r)) => return r.outcome,
+                Ok(_) => continue,
+                Err(_) => panic!("the job wrote no response"),
+            }
+        }
+    }
+
+    // Column `name`: every row is a spec method name, once per era.
+    #[test]
+    fn names_are_unique_per_era() {
+        for era in [Era::V2025_11_25, Era::V2026_07_28] {
+            let names: Vec<&str> = METHODS
+                .iter()
+                .filter(|m| m.eras.contain(era))
+                .map(|m| m.name)
+                .collect();
+            let mut unique = names.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(names.len(), unique.len(), "duplicate rows in {:?}", era);
+        }
+        assert_eq!(
+            find(m::TOOLS_CALL, Era::V2025_11_25).map(|r| r.name),
+            Some("tools/call")
+        );
+    }
+
+    // Column `eras` (REM-1, ERA-6): ping exists only in 2025-11-25,
+    // server/discover only in 2026-07-28; elsewhere -32601.
+    #[test]
+    fn eras_decide_existence() {
+        let server = server();
+        let (session, sink, _rx) = connect(&server);
+        initialize(&session, &sink);
+        let err = answer(session.receive(request(1, m::SERVER_DISCOVER, json!({})), &sink));
+        assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        let (session, sink, _rx) = connect(&server);
+        let err = answer(session.receive(modern(1, m::PING, json!({})), &sink));
+        assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        let ok = answer(session.receive(modern(2, m::SERVER_DISCOVER, json!({})), &sink));
+        assert_eq!(ok.unwrap()["supportedVersions"], json!(["2026-07-28"]));
+    }
+
+    // Columns `legacy_gate` and `modern_gate` (MOD-3): without prompts,
+    // prompts/list is an empty list in 2025-11-25 and -32601 in 2026-07-28.
+    #[test]
+    fn gates_differ_by_era() {
+        let server = server();
+        let (session, sink, _rx) = connect(&server);
+        initialize(&session, &sink);
+        let ok = answer(session.receive(request(1, m::PROMPTS_LIST, json!({})), &sink));
+        assert_eq!(ok.unwrap()["prompts"], json!([]));
+        let (session, sink, _rx) = connect(&server);
+        let err = answer(session.receive(modern(1, m::PROMPTS_LIST, json!({})), &sink));
+        assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(
+            find(m::RESOURCES_SUBSCRIBE, Era::V2025_11_25).map(|r| r.legacy_gate),
+            Some(Gate::Resources)
+        );
+    }
+
+    // Column `runs`: lists inline, handlers on a worker, listen a stream.
+    #[test]
+    fn runs_say_where_a_method_is_answered() {
+        let server = server();
+        let (session, sink, _rx) = connect(&server);
+        let listed = session.receive(modern(1, m::TOOLS_LIST, json!({})), &sink);
+        assert!(matches!(listed, Received::Answered(_)));
+        let call = modern(2, m::TOOLS_CALL, json!({"name": "ask"}));
+        assert!(matches!(session.receive(call, &sink), Received::Run(_)));
+        let listen = modern(3, m::SUBSCRIPTIONS_LISTEN, json!({"notifications": {}}));
+        assert!(matches!(
+            session.receive(listen, &sink),
+            Received::Listening(_)
+        ));
+    }
+
+    // Column `before_initialize` (LC-1): ping before initialize is
+    // answered; tools/list is -32600.
+    #[test]
+    fn only_the_handshake_and_ping_precede_initialize() {
+        let server = server();
+        let (session, sink, _rx) = connect(&server);
+        assert!(answer(session.receive(request(1, m::PING, json!({})), &sink)).is_ok());
+        let err = answer(session.receive(request(2, m::TOOLS_LIST, json!({})), &sink));
+        assert_eq!(err.unwrap_err().code, ErrorCode::INVALID_REQUEST);
+    }
+
+    // Column `mcp_name` (HTTP-6): the params field Mcp-Name mirrors.
+    #[test]
+    fn mcp_name_fields() {
+        assert_eq!(mcp_name_field(m::TOOLS_CALL), Some("name"));
+        assert_eq!(mcp_name_field(m::PROMPTS_GET), Some("name"));
+        assert_eq!(mcp_name_field(m::RESOURCES_READ), Some("uri"));
+        assert_eq!(mcp_name_field(m::TOOLS_LIST), None);
+        assert_eq!(mcp_name_field(m::PING), None);
+    }
+
+    // Column `asks_input` (MRTR-1): a tool's elicit becomes input_required;
+    // a completion handler's does not.
+    #[test]
+    fn only_rows_that_ask_answer_input_required() {
+        let server = server();
+        let (session, sink, rx) = connect(&server);
+        let call = modern(1, m::TOOLS_CALL, json!({"name": "ask"}));
+        let result = run(session.receive(call, &sink), &rx).unwrap();
+        assert_eq!(result["resultType"], "input_required");
+        let complete = modern(
+            2,
+            m::COMPLETION_COMPLETE,
+            json!({"ref": {"type": "ref/prompt", "name": "p"},
+                   "argument": {"name": "a", "value": ""}}),
+        );
+        let err = run(session.receive(complete, &sink), &rx).unwrap_err();
+        assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    }
+
+    // Column `cacheable` (CACHE-1): lists carry ttlMs and cacheScope;
+    // input_required and tool results do not, though all carry resultType.
+    #[test]
+    fn only_cacheable_results_carry_cache_hints() {
+        let server = server();
+        let (session, sink, rx) = connect(&server);
+        let listed = answer(session.receive(modern(1, m::TOOLS_LIST, json!({})), &sink));
+        let listed = listed.unwrap();
+        assert_eq!(
+            (listed["ttlMs"].clone(), listed["cacheScope"].clone()),
+            (json!(0), json!("private"))
+        );
+        let call = modern(2, m::TOOLS_CALL, json!({"name": "ask"}));
+        let asked = run(session.receive(call, &sink), &rx).unwrap();
+        assert!(asked.get("ttlMs").is_none(), "{}", asked);
+        assert!(asked["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
     }
 }

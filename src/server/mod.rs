@@ -3,7 +3,7 @@
 
 mod builder;
 mod context;
-mod dispatch;
+pub(crate) mod dispatch;
 pub(crate) mod envelope;
 mod handler;
 mod inline;
@@ -335,6 +335,7 @@ impl ServerHandle {
 /// How a request ended, as reported to
 /// [`ServerBuilder::on_request_finished`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestOutcome {
     /// The method, e.g. `tools/call`.
     pub method: String,

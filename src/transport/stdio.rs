@@ -2,7 +2,7 @@
 //!
 //! The calling thread owns stdin and reads one line at a time; one writer
 //! thread owns stdout and writes whole lines; handlers run on workers
-//! (DESIGN.md, "threads"). Spec: basic/transports "stdio" (2025-11-25),
+//! (DESIGN.md §4). Spec: basic/transports "stdio" (2025-11-25),
 //! STDIO-1 to STDIO-3.
 
 use std::io::{self, BufRead, Write};
@@ -73,7 +73,7 @@ where
     outcome.and(written).and(workers)
 }
 
-/// STDIO-4: handlers get a grace period to answer (a client that pipes a
+/// End of input: handlers get a grace period to answer (a client that pipes a
 /// few lines in and closes stdin still reads stdout); then the session
 /// closes: the rest are cancelled (flag set, calls to the client failed,
 /// no answer).

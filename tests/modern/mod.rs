@@ -1,6 +1,6 @@
 //! The 2026-07-28 ("modern") era, one test per behaviour. Requirement ids
 //! (ERA-*, META-*, VER-*, DISC-*, RES-*, CACHE-*, LISTEN-*, MRTR-*, HTTP-*)
-//! are those of `../shared/spec/DIGEST-2026-07-28.md`; its HTTP-* ids are
+//! are those of `docs/requirements/DIGEST-2026-07-28.md`; its HTTP-* ids are
 //! the modern binding's, so they are cited with "(2026-07-28)".
 //!
 //! Dispatcher tests drive small in-process servers through

@@ -5,7 +5,7 @@
 //! request to an [`Answer`]: a whole response, or an [`EventStream`] with
 //! its [`Framing`] and what closing it means ([`OnClose`]). [`write`] is
 //! the only place that writes an answer to a socket, and
-//! [`write_events`] the one SSE writer, for both eras (DESIGN.md §11).
+//! [`write_events`] the one SSE writer, for both eras (DESIGN.md §13).
 
 use std::io::{self, Write};
 use std::net::TcpStream;

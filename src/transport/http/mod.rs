@@ -1,16 +1,18 @@
-//! The Streamable HTTP transport (2025-11-25): one endpoint for POST, GET
+//! The Streamable HTTP transport, both eras: one endpoint for POST, GET
 //! and DELETE, thread per connection.
 //!
 //! One acceptor thread accepts connections and starts a named thread for
-//! each; that thread reads requests and writes responses on its socket, and
-//! nothing else touches it. Handlers run on the worker pool, as on stdio;
-//! their messages reach the connection thread through the stream's bounded
-//! queue (see `sse.rs`). Sessions and their streams live in shared maps
+//! each (`conn.rs`); that thread reads a request (`wire.rs`), decides its
+//! answer (`route.rs`, and `per_request.rs` for 2026-07-28), and writes it
+//! (`answer.rs`): nothing else touches its socket. Handlers run on the
+//! worker pool, as on stdio; their messages reach the connection thread
+//! through the stream's queue, an unbounded channel whose length `push`
+//! checks against `stream_queue_len` (see `sse.rs`). Sessions and their streams live in shared maps
 //! behind `parking_lot` mutexes, never held across I/O or a handler call.
 //! Lock order: the session map, then one session's stream map, then one
 //! stream's state.
 //!
-//! Why our own accept loop instead of tiny_http: see `DESIGN.md`.
+//! Why our own accept loop instead of tiny_http: see DESIGN.md §1.
 //!
 //! Spec: basic/transports "Streamable HTTP" (2025-11-25), HTTP-1 to HTTP-21,
 //! SEC-1, SEC-2.

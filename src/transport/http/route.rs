@@ -1,5 +1,5 @@
 //! HTTP routing: a function from a parsed request to an [`Answer`], with
-//! no socket in sight (DESIGN.md §11). The steps, in order: the endpoint
+//! no socket in sight (DESIGN.md §13). The steps, in order: the endpoint
 //! path, DNS-rebinding protection, the HTTP method, the body's media types,
 //! the era ([`choose_path`]), then the 2025-11-25 session rules here or the
 //! 2026-07-28 rules in `per_request.rs`.
@@ -449,5 +449,233 @@ fn delete(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
         ),
         Some(id) if shared.remove(id) => Answer::status(200),
         Some(_) => Answer::error(404, None, ErrorObject::invalid_request("session not found")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Routing without sockets: a parsed request in, an answer value out.
+
+    use std::time::Duration;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::transport::http::HttpConfig;
+    use crate::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+
+    fn shared(config: HttpConfig) -> Arc<Shared> {
+        let server = Server::builder("route", "1")
+            .tool(
+                Tool::new("echo", json!({"type": "object"})),
+                |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("hi")),
+            )
+            .build();
+        let addr = "127.0.0.1:9".parse().unwrap();
+        Arc::new(Shared::new(&server, config, addr))
+    }
+
+    fn http(method: &str, headers: &[(&str, &str)], body: Value) -> HttpRequest {
+        let mut all = vec![
+            ("host".to_string(), "127.0.0.1".to_string()),
+            ("content-type".to_string(), "application/json".to_string()),
+            (
+                "accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+        ];
+        for (name, value) in headers {
+            all.retain(|(n, _)| n != name);
+            all.push((name.to_string(), value.to_string()));
+        }
+        HttpRequest {
+            method: method.into(),
+            path: "/mcp".into(),
+            headers: all,
+            body: if body.is_null() {
+                Vec::new()
+            } else {
+                body.to_string().into_bytes()
+            },
+            keep_alive: true,
+        }
+    }
+
+    fn whole(answer: Answer) -> HttpResponse {
+        match answer {
+            Answer::Whole(response) => response,
+            Answer::Stream(_) => panic!("expected a whole response"),
+        }
+    }
+
+    fn body(response: &HttpResponse) -> Value {
+        serde_json::from_slice(&response.body).unwrap()
+    }
+
+    fn initialize() -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+    }
+
+    fn modern_call(name: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": name, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+    }
+
+    const MODERN: [(&str, &str); 3] = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+
+    // HTTP-1, SEC-1: the endpoint, then Host, then the method.
+    #[test]
+    fn path_host_and_method() {
+        let shared = shared(HttpConfig::default());
+        let mut other = http("POST", &[], initialize());
+        other.path = "/other".into();
+        assert_eq!(whole(route(&shared, &other)).status, 404);
+        let evil = http("POST", &[("host", "evil.example")], initialize());
+        assert_eq!(whole(route(&shared, &evil)).status, 403);
+        let put = whole(route(&shared, &http("PUT", &[], Value::Null)));
+        assert_eq!(put.status, 405);
+        assert!(put.headers.contains(&("Allow", "GET, POST, DELETE".into())));
+        let config = HttpConfig {
+            stateless: true,
+            ..HttpConfig::default()
+        };
+        let get = whole(route(&self::shared(config), &http("GET", &[], Value::Null)));
+        assert_eq!((get.status, get.headers[0].1.as_str()), (405, "POST"));
+    }
+
+    // HTTP-2, HTTP-3: Accept, Content-Type, then the body.
+    #[test]
+    fn media_types_and_body() {
+        let shared = shared(HttpConfig::default());
+        let xml = http("POST", &[("accept", "text/xml")], initialize());
+        assert_eq!(whole(route(&shared, &xml)).status, 406);
+        let text = http("POST", &[("content-type", "text/plain")], initialize());
+        assert_eq!(whole(route(&shared, &text)).status, 415);
+        let mut broken = http("POST", &[], Value::Null);
+        broken.body = b"{not json".to_vec();
+        let response = whole(route(&shared, &broken));
+        assert_eq!(response.status, 400);
+        assert_eq!(body(&response)["error"]["code"], -32700);
+    }
+
+    // LC-1, HTTP-16..19: the handshake mints a session that later
+    // requests name; DELETE ends it.
+    #[test]
+    fn session_lifecycle() {
+        let shared = shared(HttpConfig::default());
+        let response = whole(route(&shared, &http("POST", &[], initialize())));
+        assert_eq!(response.status, 200);
+        let id = response
+            .headers
+            .iter()
+            .find(|(n, _)| *n == headers::MCP_SESSION_ID)
+            .map(|(_, v)| v.clone())
+            .expect("an Mcp-Session-Id");
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        let listed = whole(route(
+            &shared,
+            &http("POST", &[("mcp-session-id", &id)], list.clone()),
+        ));
+        assert_eq!(body(&listed)["result"]["tools"][0]["name"], "echo");
+        let missing = whole(route(&shared, &http("POST", &[], list)));
+        assert_eq!(missing.status, 400);
+        let get = whole(route(&shared, &http("GET", &[], Value::Null)));
+        assert_eq!(get.status, 400);
+        let delete = http("DELETE", &[("mcp-session-id", &id)], Value::Null);
+        assert_eq!(whole(route(&shared, &delete)).status, 200);
+        assert_eq!(whole(route(&shared, &delete)).status, 404);
+    }
+
+    // MHTTP-3, HTTP-6, HTTP-7: a checked 2026-07-28 call becomes a stream
+    // that answers JSON when its first message is the response.
+    #[test]
+    fn modern_call_is_decided_then_streamed() {
+        let shared = shared(HttpConfig::default());
+        let stream = match route(&shared, &http("POST", &MODERN, modern_call("echo"))) {
+            Answer::Stream(stream) => stream,
+            Answer::Whole(r) => panic!("expected a stream, got {}", r.status),
+        };
+        assert!(matches!(
+            stream.framing,
+            Framing::Plain {
+                json_if_first: true
+            }
+        ));
+        assert!(matches!(stream.on_close, OnClose::Cancel(..)));
+        match stream.receiver.recv_timeout(Duration::from_secs(5)) {
+            Ok(Outgoing::Event { json, .. }) => {
+                let message: Value = serde_json::from_str(&json).unwrap();
+                assert_eq!(message["result"]["content"][0]["text"], "hi");
+                assert_eq!(message["result"]["resultType"], "complete");
+            }
+            _ => panic!("no response from the handler"),
+        }
+    }
+
+    // HTTP-6 (-32020), HTTP-7 (-32601 is 404).
+    #[test]
+    fn modern_refusals() {
+        let shared = shared(HttpConfig::default());
+        let wrong_name = [MODERN[0], MODERN[1], ("mcp-name", "other")];
+        let response = whole(route(
+            &shared,
+            &http("POST", &wrong_name, modern_call("echo")),
+        ));
+        assert_eq!(response.status, 400);
+        assert_eq!(body(&response)["error"]["code"], -32020);
+        let mut unknown = modern_call("echo");
+        unknown["method"] = json!("tools/unknown");
+        let headers = [MODERN[0], ("mcp-method", "tools/unknown")];
+        let response = whole(route(&shared, &http("POST", &headers, unknown)));
+        assert_eq!(response.status, 404);
+        assert_eq!(body(&response)["error"]["code"], -32601);
+    }
+
+    // ERA-3, ERA-4, ERA-6, HTTP-21: the era chooser's table, row by row.
+    #[test]
+    fn era_chooser_rows() {
+        let shared = shared(HttpConfig::default());
+        let path = |headers: &[(&str, &str)], body: Value| {
+            let request = http("POST", headers, body.clone());
+            let message = Message::from_value(body).unwrap();
+            choose_path(&shared, &request, &message)
+        };
+        let v2026 = ("mcp-protocol-version", "2026-07-28");
+        let bare_initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"});
+        assert!(matches!(path(&[v2026], bare_initialize), Path::PerRequest));
+        let live = ("mcp-session-id", "nope");
+        assert!(matches!(path(&[live], initialize()), Path::Refuse(404, _)));
+        assert!(matches!(path(&[v2026], initialize()), Path::Initialize));
+        assert!(matches!(
+            path(&[v2026], modern_call("echo")),
+            Path::PerRequest
+        ));
+        let future = ("mcp-protocol-version", "2099-01-01");
+        assert!(matches!(
+            path(&[future], modern_call("echo")),
+            Path::PerRequest
+        ));
+        assert!(matches!(
+            path(&[], modern_call("echo")),
+            Path::Refuse(400, e) if e.code == ErrorCode::HEADER_MISMATCH
+        ));
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        assert!(matches!(
+            path(&[live, v2026], list.clone()),
+            Path::Refuse(400, _)
+        ));
+        assert!(matches!(
+            path(&[("mcp-protocol-version", "")], list.clone()),
+            Path::Refuse(400, _)
+        ));
+        assert!(matches!(path(&[live], list), Path::Session));
     }
 }

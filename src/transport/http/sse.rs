@@ -5,10 +5,12 @@
 //! id the server mints. Its events carry ids `<stream>-<seq>`, unique within
 //! the session (HTTP-14), so a `Last-Event-ID` names the stream to resume
 //! and where (HTTP-15). Each stream keeps its last events in a bounded
-//! buffer for replay. A writer thread attaches to a stream through a
-//! bounded channel; a message sent while no writer is attached, or while
-//! the attached writer's queue is full, is only buffered (and the writer is
-//! detached), so sending never blocks and never waits on I/O.
+//! buffer for replay. A writer thread attaches to a stream through an
+//! unbounded channel whose length `push` checks against the queue limit
+//! (so that an idle stream preallocates nothing); a message sent while no
+//! writer is attached, or while the attached writer's queue is at the
+//! limit, is only buffered (and the writer is detached), so sending never
+//! blocks and never waits on I/O.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
