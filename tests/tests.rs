@@ -4,7 +4,8 @@
 //! `stdio` spawns the `everything` example as a child process and speaks
 //! newline-delimited JSON-RPC to it; `http` serves on 127.0.0.1:0 and
 //! speaks raw HTTP/1.1; `modern` covers the 2026-07-28 era on all three;
-//! `hardening` holds regressions found by hostile-peer trials. `support`
+//! `hardening` holds regressions found by hostile-peer trials; `surface`
+//! checks that errors and panics reach the caller. `support`
 //! holds what they share.
 
 mod support;
@@ -14,3 +15,4 @@ mod http;
 mod memory;
 mod modern;
 mod stdio;
+mod surface;

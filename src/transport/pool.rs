@@ -155,4 +155,22 @@ mod tests {
         assert!(pool.join().is_ok());
         assert!(!pool.execute(|| {}));
     }
+
+    // A worker that panics outside a handler is reported by join; a job
+    // knows it runs on one of the pool's workers (so that join skips it).
+    #[test]
+    fn join_reports_panics_and_skips_the_caller() {
+        let pool = Arc::new(WorkerPool::new("test-panic", 4));
+        pool.execute(|| panic!("a bug outside any handler"));
+        let inner = Arc::clone(&pool);
+        let (done_tx, done_rx) = crossbeam_channel::unbounded();
+        pool.execute(move || {
+            let _ = done_tx.send(inner.is_current_worker());
+        });
+        assert_eq!(done_rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+        match pool.join() {
+            Err(e) => assert!(matches!(e.kind(), ErrorKind::ThreadPanicked(_)), "{:?}", e),
+            Ok(()) => panic!("the panicked worker was not reported"),
+        }
+    }
 }

@@ -22,6 +22,7 @@ mod conn;
 mod media;
 mod per_request;
 mod route;
+mod sessions;
 mod sse;
 mod wire;
 
@@ -32,15 +33,15 @@ use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, T
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 use super::pool::WorkerPool;
-use crate::server::{ServerInner, Sink};
+use crate::server::ServerInner;
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
-use sse::{Stream, StreamSink};
+pub(crate) use sessions::{HttpSession, Lookup};
 
 /// Settings of the Streamable HTTP transport; start it with
 /// [`serve`](Self::serve).
@@ -60,7 +61,7 @@ use sse::{Stream, StreamSink};
 ///     .sse_keep_alive(Duration::from_secs(15))
 ///     .serve("127.0.0.1:3000")?;
 /// eprintln!("serving on http://{}/mcp", http.local_addr());
-/// http.join();
+/// http.join()?;
 /// # Ok::<(), tiny_mcp::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -377,109 +378,6 @@ pub(crate) struct Shared {
     pub(crate) listening: Mutex<HashMap<u64, Arc<Session>>>,
 }
 
-/// One `Mcp-Session-Id`: the protocol session plus its streams.
-pub(crate) struct HttpSession {
-    pub(crate) id: String,
-    pub(crate) core: Arc<Session>,
-    last_seen: Mutex<Instant>,
-    streams: Mutex<Streams>,
-    /// The standalone stream for messages related to no request.
-    pub(crate) get_stream: Arc<Stream>,
-}
-
-struct Streams {
-    next_id: u64,
-    /// Retained streams, oldest first.
-    list: Vec<Arc<Stream>>,
-}
-
-impl HttpSession {
-    fn touch(&self) {
-        *self.last_seen.lock() = Instant::now();
-    }
-
-    fn expired(&self, idle: Duration) -> bool {
-        self.last_seen.lock().elapsed() > idle
-            && self.core.in_flight_count() == 0
-            && !self.streams.lock().list.iter().any(|s| s.is_live())
-    }
-
-    /// A new POST stream, or `None` at the open-stream limit.
-    pub(crate) fn open_stream(
-        &self,
-        config: &HttpConfig,
-        response_to: crate::jsonrpc::RequestId,
-    ) -> Option<Arc<Stream>> {
-        let mut streams = self.streams.lock();
-        let open = streams.list.iter().filter(|s| !s.is_finished()).count();
-        if open >= config.max_streams_per_session {
-            return None;
-        }
-        let id = streams.next_id;
-        streams.next_id += 1;
-        let stream = Arc::new(Stream::new(
-            id,
-            Some(response_to),
-            config.stream_queue_len,
-            config.replay_buffer_events,
-        ));
-        streams.list.push(Arc::clone(&stream));
-        // Forget the oldest finished streams beyond the retention limit.
-        while streams.list.len() > config.max_retained_streams {
-            match streams
-                .list
-                .iter()
-                .position(|s| s.is_finished() && !s.is_live())
-            {
-                Some(i) => {
-                    streams.list.remove(i);
-                }
-                None => break,
-            }
-        }
-        Some(stream)
-    }
-
-    /// Forgets a stream whose response was delivered whole.
-    pub(crate) fn forget_stream(&self, id: u64) {
-        self.streams
-            .lock()
-            .list
-            .retain(|s| s.id != id || !s.is_finished());
-    }
-
-    /// Forgets a stream that was never shown to the client (its request
-    /// was answered at once).
-    pub(crate) fn discard_stream(&self, id: u64) {
-        self.streams.lock().list.retain(|s| s.id != id);
-    }
-
-    /// The stream with this id, for resumption.
-    pub(crate) fn stream(&self, id: u64) -> Option<Arc<Stream>> {
-        self.streams
-            .lock()
-            .list
-            .iter()
-            .find(|s| s.id == id)
-            .cloned()
-    }
-
-    /// Ends the session: cancels its requests and ends its streams.
-    fn close(&self, reason: &str, by: Closing) {
-        self.core.close(reason, by);
-        for stream in self.streams.lock().list.iter() {
-            stream.detach();
-        }
-    }
-}
-
-/// Why a session id could not be used.
-pub(crate) enum Lookup {
-    Found(Arc<HttpSession>),
-    /// Unknown, deleted or expired: 404 (HTTP-18).
-    NotFound,
-}
-
 impl Shared {
     fn new(server: &Server, config: HttpConfig, local_addr: SocketAddr) -> Shared {
         let inner = Arc::clone(&server.inner);
@@ -500,86 +398,6 @@ impl Shared {
 
     pub(crate) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
-    }
-
-    /// Finds a session, evicting it if it expired (reported as not found).
-    pub(crate) fn lookup(&self, id: &str) -> Lookup {
-        let mut sessions = self.sessions.lock();
-        let session = match sessions.get(id) {
-            Some(s) => Arc::clone(s),
-            None => return Lookup::NotFound,
-        };
-        if session.expired(self.config.session_idle_timeout) {
-            sessions.remove(id);
-            drop(sessions);
-            log::info!("session {} expired", id);
-            session.close("the session expired", Closing::ServerEnds);
-            return Lookup::NotFound;
-        }
-        drop(sessions);
-        session.touch();
-        Lookup::Found(session)
-    }
-
-    /// A new session, not yet registered (see [`Shared::register`]).
-    pub(crate) fn new_session(&self) -> Arc<HttpSession> {
-        let id = uuid::Uuid::new_v4().to_string();
-        let get_stream = Arc::new(Stream::new(
-            0,
-            None,
-            self.config.stream_queue_len,
-            self.config.replay_buffer_events,
-        ));
-        let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&get_stream)));
-        let core = Session::http(&self.server, id.clone(), sink);
-        Arc::new(HttpSession {
-            id,
-            core,
-            last_seen: Mutex::new(Instant::now()),
-            streams: Mutex::new(Streams {
-                next_id: 1,
-                list: vec![Arc::clone(&get_stream)],
-            }),
-            get_stream,
-        })
-    }
-
-    /// Registers an initialized session; `false` when the map is full of
-    /// live sessions.
-    pub(crate) fn register(&self, session: &Arc<HttpSession>) -> bool {
-        let mut sessions = self.sessions.lock();
-        if sessions.len() >= self.config.max_sessions {
-            let idle = self.config.session_idle_timeout;
-            let expired: Vec<String> = sessions
-                .iter()
-                .filter(|(_, s)| s.expired(idle))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for key in expired {
-                if let Some(s) = sessions.remove(&key) {
-                    s.close("the session expired", Closing::ServerEnds);
-                }
-            }
-            if sessions.len() >= self.config.max_sessions {
-                return false;
-            }
-        }
-        sessions.insert(session.id.clone(), Arc::clone(session));
-        log::info!("session {} opened", session.id);
-        true
-    }
-
-    /// Ends a session (`DELETE`); `false` if it was unknown.
-    pub(crate) fn remove(&self, id: &str) -> bool {
-        let removed = self.sessions.lock().remove(id);
-        match removed {
-            Some(session) => {
-                log::info!("session {} deleted", id);
-                session.close("the session was deleted", Closing::ClientLeft);
-                true
-            }
-            None => false,
-        }
     }
 
     /// Ends every session and listen stream and unblocks the connection

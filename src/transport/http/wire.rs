@@ -52,14 +52,45 @@ pub(crate) enum ReadError {
 
 /// Reads the next request from `reader`; `max_body` bounds the body.
 ///
-/// When the client sent `Expect: 100-continue` and the body is acceptable,
-/// the interim `100 Continue` is written first.
+/// The phases, in order: the head up to its blank line, its parse, the
+/// body's framing, then the body. When the client sent
+/// `Expect: 100-continue` and the body is acceptable, the interim
+/// `100 Continue` is written before the body is read.
 pub(crate) fn read_request(
     reader: &mut BufReader<TcpStream>,
     max_body: usize,
 ) -> Result<HttpRequest, ReadError> {
+    let head = read_head(reader)?;
+    let mut request = parse_head(&head)?;
+    let body = body_framing(&request, max_body)?;
+    let expects_continue = request
+        .header("expect")
+        .map_or(false, |v| v.eq_ignore_ascii_case("100-continue"));
+    let has_body = match body {
+        Body::Chunked => true,
+        Body::Length(n) => n > 0,
+    };
+    if expects_continue && has_body {
+        let stream = reader.get_mut();
+        stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .map_err(ReadError::Io)?;
+    }
+    request.body = match body {
+        Body::Chunked => read_chunked(reader, max_body)?,
+        Body::Length(0) => Vec::new(),
+        Body::Length(length) => {
+            let mut bytes = vec![0; length];
+            reader.read_exact(&mut bytes).map_err(ReadError::Io)?;
+            bytes
+        }
+    };
+    Ok(request)
+}
+
+/// Reads up to the blank line that ends the head, within `MAX_HEAD_BYTES`.
+fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Vec<u8>, ReadError> {
     let mut head = Vec::with_capacity(1024);
-    // Read up to the blank line that ends the head.
     loop {
         let before = head.len();
         let n = reader
@@ -89,12 +120,17 @@ pub(crate) fn read_request(
             continue;
         }
         if head.ends_with(b"\r\n\r\n") || head.ends_with(b"\n\n") {
-            break;
+            return Ok(head);
         }
     }
+}
+
+/// Parses a head: method, path without the query, headers (names
+/// lowercased, values UTF-8), and whether the connection stays open.
+fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut parsed = httparse::Request::new(&mut headers);
-    match parsed.parse(&head) {
+    match parsed.parse(head) {
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) => {
             return Err(ReadError::Malformed("incomplete request head"))
@@ -102,9 +138,7 @@ pub(crate) fn read_request(
         Err(httparse::Error::TooManyHeaders) => return Err(ReadError::HeadTooLarge),
         Err(_) => return Err(ReadError::Malformed("malformed request head")),
     }
-    let method = parsed.method.unwrap_or("").to_string();
     let target = parsed.path.unwrap_or("/");
-    let path = target.split('?').next().unwrap_or("/").to_string();
     let version = parsed.version.unwrap_or(1);
     let mut header_list = Vec::with_capacity(parsed.headers.len());
     for h in parsed.headers.iter() {
@@ -115,8 +149,8 @@ pub(crate) fn read_request(
         header_list.push((h.name.to_ascii_lowercase(), value));
     }
     let mut request = HttpRequest {
-        method,
-        path,
+        method: parsed.method.unwrap_or("").to_string(),
+        path: target.split('?').next().unwrap_or("/").to_string(),
         headers: header_list,
         body: Vec::new(),
         keep_alive: false,
@@ -130,15 +164,28 @@ pub(crate) fn read_request(
     } else {
         !connection.contains("close")
     };
-    // Ambiguous framing is refused rather than guessed (request smuggling):
-    // one Host, one Content-Length, and Transfer-Encoding only as exactly
-    // `chunked`, never together with Content-Length.
+    if version == 1 && request.header("host").is_none() {
+        return Err(ReadError::Malformed("missing Host header"));
+    }
+    Ok(request)
+}
+
+/// How a request's body is framed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Body {
+    Chunked,
+    /// `Content-Length` (0 without one).
+    Length(usize),
+}
+
+/// The body's framing. Ambiguous framing is refused rather than guessed
+/// (request smuggling): one Host, one Content-Length, and
+/// Transfer-Encoding only as exactly `chunked`, never together with
+/// Content-Length.
+fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadError> {
     let count = |name: &str| request.headers.iter().filter(|(n, _)| n == name).count();
     if count("host") > 1 {
         return Err(ReadError::Malformed("more than one Host header"));
-    }
-    if version == 1 && count("host") == 0 {
-        return Err(ReadError::Malformed("missing Host header"));
     }
     if count("content-length") > 1 || count("transfer-encoding") > 1 {
         return Err(ReadError::Malformed(
@@ -150,40 +197,23 @@ pub(crate) fn read_request(
         Some(v) if v.trim().eq_ignore_ascii_case("chunked") => true,
         Some(_) => return Err(ReadError::Malformed("unsupported Transfer-Encoding")),
     };
-    if chunked && request.header("content-length").is_some() {
-        return Err(ReadError::Malformed(
+    match (chunked, request.header("content-length")) {
+        (true, Some(_)) => Err(ReadError::Malformed(
             "both Content-Length and Transfer-Encoding",
-        ));
-    }
-    let length = match request.header("content-length") {
-        Some(v) => Some(
-            v.parse::<usize>()
-                .map_err(|_| ReadError::Malformed("bad Content-Length"))?,
-        ),
-        None => None,
-    };
-    if let Some(length) = length {
-        if length > max_body {
-            return Err(ReadError::BodyTooLarge);
+        )),
+        (true, None) => Ok(Body::Chunked),
+        (false, None) => Ok(Body::Length(0)),
+        (false, Some(v)) => {
+            let length = v
+                .parse::<usize>()
+                .map_err(|_| ReadError::Malformed("bad Content-Length"))?;
+            if length > max_body {
+                Err(ReadError::BodyTooLarge)
+            } else {
+                Ok(Body::Length(length))
+            }
         }
     }
-    let expects_continue = request
-        .header("expect")
-        .map_or(false, |v| v.eq_ignore_ascii_case("100-continue"));
-    if expects_continue && (chunked || length.map_or(false, |n| n > 0)) {
-        let stream = reader.get_mut();
-        stream
-            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-            .map_err(ReadError::Io)?;
-    }
-    if chunked {
-        request.body = read_chunked(reader, max_body)?;
-    } else if let Some(length) = length {
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).map_err(ReadError::Io)?;
-        request.body = body;
-    }
-    Ok(request)
 }
 
 fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Vec<u8>, ReadError> {

@@ -1,0 +1,130 @@
+//! Errors and panics reach the caller: `serve_io` returns the writer's
+//! failure, a panicking writer thread is reported, and a handler may stop
+//! its own HTTP server.
+
+use std::io::{self, Cursor, Write};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tiny_mcp::{CallToolResult, ErrorKind, HttpServer, JsonObject, RequestContext, Server, Tool};
+
+use crate::support::http::{call_body, send, Req};
+
+fn echo_server() -> Server {
+    Server::builder("surface", "1.0.0")
+        .tool(
+            Tool::new("echo", json!({"type": "object"})),
+            |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("echoed")),
+        )
+        .build()
+}
+
+const PING: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+
+/// A writer whose every write fails, as a closed stdout does.
+struct BrokenPipe;
+
+impl Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            "stdout is closed",
+        ))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            "stdout is closed",
+        ))
+    }
+}
+
+/// A writer that panics, as a bug in a user's writer would.
+struct Panicking;
+
+impl Write for Panicking {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        panic!("the writer failed");
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+// STDIO-1, basic/transports "stdio" (2025-11-25): stdout is the protocol;
+// when writing it fails, serve_io says so instead of returning Ok.
+#[test]
+fn serve_io_returns_the_writer_error() {
+    let input = Cursor::new(PING.repeat(3).into_bytes());
+    let error = match echo_server().serve_io(input, BrokenPipe) {
+        Err(error) => error,
+        Ok(()) => panic!("serve_io returned Ok after stdout broke"),
+    };
+    match error.kind() {
+        ErrorKind::Io(e) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe),
+        other => panic!("expected the writer's I/O error, got {:?}", other),
+    }
+}
+
+// A panic in one of the crate's threads (here the stdio writer, running a
+// user's writer) is reported to the caller, not only logged.
+#[test]
+fn serve_io_reports_a_panicking_writer() {
+    let input = Cursor::new(PING.as_bytes().to_vec());
+    let error = match echo_server().serve_io(input, Panicking) {
+        Err(error) => error,
+        Ok(()) => panic!("serve_io returned Ok after its writer thread panicked"),
+    };
+    match error.kind() {
+        ErrorKind::ThreadPanicked(name) => assert_eq!(name, "tiny-mcp-stdio-writer"),
+        other => panic!("expected ThreadPanicked, got {:?}", other),
+    }
+}
+
+// HttpServer::shutdown from inside a handler (a tool that stops the
+// server) answers the call, does not panic ("Resource deadlock avoided"),
+// and leaves join() on the owner's thread to finish the clean-up.
+#[test]
+fn a_handler_can_stop_its_own_http_server() {
+    let slot: Arc<Mutex<Option<Arc<HttpServer>>>> = Arc::new(Mutex::new(None));
+    let handler_slot = Arc::clone(&slot);
+    let server = Server::builder("surface", "1.0.0")
+        .tool(
+            Tool::new("stop", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                let http = handler_slot.lock().ok().and_then(|s| s.clone());
+                match http {
+                    Some(http) => {
+                        http.shutdown();
+                        Ok(CallToolResult::text("stopping"))
+                    }
+                    None => Ok(CallToolResult::error("no server to stop")),
+                }
+            },
+        )
+        .build();
+    let http = match server.http().stateless(true).serve("127.0.0.1:0") {
+        Ok(http) => Arc::new(http),
+        Err(e) => panic!("cannot serve: {}", e),
+    };
+    let addr = http.local_addr();
+    *slot.lock().unwrap() = Some(Arc::clone(&http));
+    let response = send(
+        addr,
+        &Req::post(call_body(json!(1), "stop", None)),
+        "the stop tool's answer",
+    );
+    response.expect_status(200, "tools/call stop");
+    let answer = response
+        .messages()
+        .into_iter()
+        .find(|m| m["id"] == 1)
+        .expect("the response to the stop call");
+    assert_eq!(answer["result"]["content"][0]["text"], "stopping");
+    slot.lock().unwrap().take();
+    assert!(http.join().is_ok(), "join after a handler's shutdown");
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "the listener is still open after shutdown"
+    );
+}
