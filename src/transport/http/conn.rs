@@ -5,9 +5,9 @@ use std::io::BufReader;
 use std::net::TcpStream;
 use std::sync::Arc;
 
-use super::answer::{self, rpc_error};
+use super::answer::{self, Answer};
 use super::route::route;
-use super::wire::{self, HttpResponse, ReadError};
+use super::wire::{self, ReadError};
 use super::Shared;
 use crate::jsonrpc::ErrorObject;
 
@@ -23,36 +23,41 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
         if shared.stopping() {
             return;
         }
-        let request = match wire::read_request(&mut reader, shared.config.max_body_bytes) {
-            Ok(request) => request,
-            Err(ReadError::Closed) => return,
-            Err(ReadError::Io(e)) => {
-                log::debug!("connection dropped inside a request: {}", e);
-                return;
-            }
-            Err(ReadError::Malformed(why)) => {
-                let _ = rpc_error(400, None, ErrorObject::invalid_request(why))
-                    .write_to(&mut out, false);
-                return;
-            }
-            Err(ReadError::HeadTooLarge) => {
-                let _ = HttpResponse::new(431).write_to(&mut out, false);
-                return;
-            }
-            Err(ReadError::BodyTooLarge) => {
-                let error = ErrorObject::invalid_request(format!(
-                    "request body too large: the limit is {} bytes",
-                    shared.config.max_body_bytes
-                ));
-                let _ = rpc_error(413, None, error).write_to(&mut out, false);
-                return;
-            }
-        };
-        let keep_alive = request.keep_alive && !shared.stopping();
-        let answer = route(shared, &request);
+        let (answer, keep_alive) =
+            match wire::read_request(&mut reader, shared.config.max_body_bytes) {
+                Ok(request) => {
+                    let keep_alive = request.keep_alive && !shared.stopping();
+                    (route(shared, &request), keep_alive)
+                }
+                Err(ReadError::Closed) => return,
+                Err(ReadError::Io(e)) => {
+                    log::debug!("connection dropped inside a request: {}", e);
+                    return;
+                }
+                // The request cannot be read to its end: answer and close.
+                Err(error) => (unreadable(shared, error), false),
+            };
         match answer::write(answer, &mut out, keep_alive, &shared.config) {
             Ok(()) if keep_alive => continue,
             _ => return,
         }
+    }
+}
+
+/// The answer to a request that cannot be read: 400 for framing two
+/// parsers could read differently, 431 for a head too large, 413 for a
+/// body too large (DESIGN.md §6).
+fn unreadable(shared: &Shared, error: ReadError) -> Answer {
+    match error {
+        ReadError::HeadTooLarge => Answer::status(431),
+        ReadError::BodyTooLarge => {
+            let error = ErrorObject::invalid_request(format!(
+                "request body too large: the limit is {} bytes",
+                shared.config.max_body_bytes
+            ));
+            Answer::error(413, None, error)
+        }
+        ReadError::Malformed(why) => Answer::error(400, None, ErrorObject::invalid_request(why)),
+        ReadError::Closed | ReadError::Io(_) => Answer::status(400),
     }
 }

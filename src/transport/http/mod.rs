@@ -467,7 +467,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
         if shared.sockets.lock().len() >= shared.config.max_connections {
             log::warn!("too many connections; refusing one");
             let mut s = stream;
-            let _ = wire::HttpResponse::new(503).write_to(&mut s, false);
+            let _ = answer::write(answer::Answer::status(503), &mut s, false, &shared.config);
             continue;
         }
         let _ = stream.set_nodelay(true);
