@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it:
-#   formatting, clippy, unit + integration + doc tests, the TypeScript and
+#   formatting, clippy, unit + integration + doc tests, rustdoc without
+#   warnings, the size limits of STYLE.md (functions, files), the TypeScript and
 #   Python SDK interop tests over stdio and HTTP, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
 #   example, and a build with Debian's rustc 1.63.
 #
 # Usage: bash scripts/test-all.sh [--quick]
-#   --quick   only fmt, clippy and cargo test (no npm, no MSRV toolchain)
+#   --quick   only the cargo and size steps (no npm, no MSRV toolchain)
 #
 # Every step runs even if an earlier one failed; the last line is
 # "N passed, M failed" counting steps, and the exit status is 1 if any failed.
@@ -44,6 +45,8 @@ step clippy cargo clippy --all-targets -- -D warnings
 step build-examples cargo build --examples
 step test cargo test --all-targets
 step doctest cargo test --doc
+step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+step code-size python3 scripts/code-size.py
 if [ "$QUICK" = 0 ]; then
     step interop-stdio bash scripts/interop-ts.sh --stdio
     step interop-http bash scripts/interop-ts.sh --http

@@ -190,6 +190,18 @@ impl Session {
         self.in_flight.len()
     }
 
+    /// Waits until no request is in flight, at most `timeout`; `true` if
+    /// none is left (the end-of-input grace on stdio).
+    pub(crate) fn wait_idle(&self, timeout: std::time::Duration) -> bool {
+        self.in_flight.wait_empty(timeout)
+    }
+
+    /// The session's key: unique in the server, and the owner of the
+    /// listen streams it opens.
+    pub(crate) fn key(&self) -> u64 {
+        self.key
+    }
+
     /// The session's era, locking it to `claim` if no request decided it
     /// yet (ERA-2).
     pub(crate) fn lock_era(&self, claim: Era) -> Era {

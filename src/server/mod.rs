@@ -47,9 +47,21 @@ use registry::Registry;
 
 /// An MCP server: what it offers and how it is configured.
 ///
-/// Build one with [`Server::builder`], then serve it with
-/// [`Server::serve_stdio`] (or test it with [`Server::connect_memory`]).
-/// A `Server` is cheap to clone; clones share everything.
+/// Build one with [`Server::builder`], then serve it. A `Server` is cheap
+/// to clone; clones share everything.
+///
+/// # Serving
+///
+/// | method | serves |
+/// | --- | --- |
+/// | [`serve_stdio`](Server::serve_stdio) | stdin and stdout, until stdin closes |
+/// | [`serve_io`](Server::serve_io) | any reader and writer, the same way |
+/// | [`serve_http`](Server::serve_http) | Streamable HTTP with the default settings |
+/// | [`http`](Server::http) | Streamable HTTP settings, then [`serve`](crate::HttpServerBuilder::serve) |
+/// | [`connect_memory`](Server::connect_memory) | an in-memory client, for tests |
+///
+/// They are thin calls into the transports, kept in `src/serve.rs` so that
+/// this module imports no transport (DESIGN.md §11).
 ///
 /// # Example
 ///

@@ -83,7 +83,7 @@ fn end_of_input(server: &Server, session: &Session) {
         session.in_flight_count()
     );
     let grace = server.inner.config.end_of_input_grace;
-    if !session.in_flight.wait_empty(grace) {
+    if !session.wait_idle(grace) {
         log::info!(
             "cancelling {} request(s) still running",
             session.in_flight_count()

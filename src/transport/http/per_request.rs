@@ -296,10 +296,13 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answe
             (OnClose::Cancel(Arc::clone(&core), id), true, None)
         }
         Received::Listening(key) => {
-            shared.listening.lock().insert(core.key, Arc::clone(&core));
+            shared
+                .listening
+                .lock()
+                .insert(core.key(), Arc::clone(&core));
             let guard = ListenGuard {
                 shared: Arc::clone(shared),
-                key: core.key,
+                key: core.key(),
             };
             if shared.stopping() {
                 // Shutdown began meanwhile: end it with its result now.
