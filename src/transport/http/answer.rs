@@ -14,11 +14,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use super::per_request::status_of;
 use super::sse::{self, Kind, Outgoing, Stream};
 use super::wire::{self, HttpResponse};
 use super::{HttpConfig, HttpSession, Shared};
-use crate::jsonrpc::{ErrorObject, Message, RequestId, Response};
+use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
 use crate::session::Session;
 
 /// How often a stream whose closing cancels a request checks that its
@@ -115,6 +114,34 @@ impl Answer {
     /// A JSON-RPC error response with this status.
     pub(crate) fn error(status: u16, id: Option<RequestId>, error: ErrorObject) -> Answer {
         Answer::Whole(rpc_error(status, id, error))
+    }
+}
+
+/// What the client accepts (`Accept`, HTTP-2).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    pub(crate) json: bool,
+    pub(crate) sse: bool,
+}
+
+/// A 406 naming what the client must accept.
+pub(crate) fn not_acceptable(id: Option<RequestId>, what: &str) -> Answer {
+    let error =
+        ErrorObject::invalid_request(format!("Not Acceptable: the client must accept {}", what));
+    Answer::error(406, id, error)
+}
+
+/// HTTP-7: the status of an error body.
+pub(crate) fn status_of(code: ErrorCode) -> u16 {
+    match code {
+        ErrorCode::METHOD_NOT_FOUND => 404,
+        ErrorCode::HEADER_MISMATCH
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST
+        | ErrorCode::INVALID_PARAMS => 400,
+        _ => 200,
     }
 }
 

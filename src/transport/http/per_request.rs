@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::answer::{Answer, EventStream, Framing, ListenGuard, OnClose};
-use super::route::{not_acceptable, Accepts};
+use super::answer::{
+    not_acceptable, status_of, Accepts, Answer, EventStream, Framing, ListenGuard, OnClose,
+};
 use super::sse::{Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
 use super::Shared;
@@ -22,20 +23,6 @@ use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
 use crate::protocol::{methods, versions};
 use crate::server::{envelope, methods as table, Envelope, Received, Sink};
 use crate::session::{Closing, Session};
-
-/// HTTP-7: the status of an error body.
-pub(crate) fn status_of(code: ErrorCode) -> u16 {
-    match code {
-        ErrorCode::METHOD_NOT_FOUND => 404,
-        ErrorCode::HEADER_MISMATCH
-        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
-        | ErrorCode::PARSE_ERROR
-        | ErrorCode::INVALID_REQUEST
-        | ErrorCode::INVALID_PARAMS => 400,
-        _ => 200,
-    }
-}
 
 fn mismatch(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::HEADER_MISMATCH, message)

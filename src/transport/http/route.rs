@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use super::answer::{rpc_error, Answer, EventStream, Framing, OnClose, Resumable};
+use super::answer::{
+    not_acceptable, rpc_error, Accepts, Answer, EventStream, Framing, OnClose, Resumable,
+};
 use super::media::{accepts, check_host_and_origin, is_json};
 use super::sse::{self, Outgoing, Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
@@ -23,13 +25,6 @@ use crate::session::Session;
 pub(crate) mod headers {
     /// `Mcp-Session-Id`
     pub(crate) const MCP_SESSION_ID: &str = "Mcp-Session-Id";
-}
-
-/// What the client accepts (`Accept`, HTTP-2).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Accepts {
-    pub(crate) json: bool,
-    pub(crate) sse: bool,
 }
 
 /// Decides the answer to one request.
@@ -176,13 +171,6 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
         Path::Refuse(status, error) => Answer::error(status, id, error),
         Path::Session => on_session(shared, request, message, accepts),
     }
-}
-
-/// A 406 naming what the client must accept.
-pub(crate) fn not_acceptable(id: Option<RequestId>, what: &str) -> Answer {
-    let error =
-        ErrorObject::invalid_request(format!("Not Acceptable: the client must accept {}", what));
-    Answer::error(406, id, error)
 }
 
 /// A 2025-11-25 message on its session, or in the stateless mode on a
