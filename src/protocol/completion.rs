@@ -7,6 +7,7 @@ use crate::jsonrpc::JsonObject;
 /// Params of `completion/complete`:
 /// `{"ref", "argument": {"name", "value"}, "context"?: {"arguments"?}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteRequestParams {
     /// What is being completed.
     #[serde(rename = "ref")]
@@ -42,6 +43,7 @@ pub enum Reference {
 
 /// `{"name", "value"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteArgument {
     /// The argument's name.
     pub name: String,
@@ -51,6 +53,7 @@ pub struct CompleteArgument {
 
 /// `{"arguments"?: {name: value}}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteContext {
     /// Arguments already resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -109,6 +109,7 @@ pub struct TextContent {
 /// Image or audio: `{"data", "mimeType", "annotations"?, "_meta"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ImageContent {
     /// Base64-encoded bytes.
     pub data: String,

@@ -23,6 +23,7 @@ pub enum ElicitRequestParams {
 /// in form mode (ELIC-2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestFormParams {
     /// `"form"`; omitting it also means form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +52,7 @@ impl ElicitRequestFormParams {
 /// URL-mode elicitation: `{"mode": "url", "message", "url", "elicitationId"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitRequestUrlParams {
     /// Always `"url"`.
     pub mode: String,
@@ -109,6 +111,7 @@ pub enum ElicitAction {
 
 /// Result of `elicitation/create`: `{"action", "content"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ElicitResult {
     /// What the user did.
     pub action: ElicitAction,

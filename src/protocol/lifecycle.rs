@@ -9,6 +9,7 @@ use crate::jsonrpc::JsonObject;
 /// Params of `initialize`: `{"protocolVersion", "capabilities", "clientInfo"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeRequestParams {
     /// The newest version the client speaks.
     pub protocol_version: String,

@@ -175,6 +175,7 @@ pub mod notifications {
 /// Spec: basic/lifecycle (2025-11-25).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -214,6 +215,7 @@ impl Implementation {
 /// `theme` is `"light"` or `"dark"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Icon {
     /// The image URI.
     pub src: String,

@@ -10,6 +10,7 @@ use crate::jsonrpc::JsonObject;
 /// Shape: `{"name", "title"?, "description"?, "arguments"?, "icons"?, "_meta"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Prompt {
     /// Unique name.
     pub name: String,
@@ -64,6 +65,7 @@ impl Prompt {
 
 /// One argument of a prompt: `{"name", "title"?, "description"?, "required"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Name.
     pub name: String,
@@ -96,6 +98,7 @@ impl PromptArgument {
 
 /// Params of `prompts/get`: `{"name", "arguments"?: {string: string}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GetPromptRequestParams {
     /// The prompt's name.
     pub name: String,
@@ -134,6 +137,7 @@ impl GetPromptResult {
 
 /// One message of a prompt: `{"role", "content": ContentBlock}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// `user` or `assistant`.
     pub role: Role,

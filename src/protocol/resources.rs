@@ -11,6 +11,7 @@ use crate::jsonrpc::JsonObject;
 /// "icons"?, "annotations"?, "_meta"?}`; `size` is in bytes before base64.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Resource {
     /// The URI.
     pub uri: String,
@@ -87,6 +88,7 @@ impl Resource {
 /// one path segment; `{+path}` matches the rest, slashes included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceTemplate {
     /// E.g. `test://template/{id}/data`.
     pub uri_template: String,
@@ -149,6 +151,7 @@ impl ResourceTemplate {
 /// Params of `resources/read`, `resources/subscribe` and
 /// `resources/unsubscribe`: `{"uri"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReadResourceRequestParams {
     /// The resource's URI.
     pub uri: String,

@@ -19,6 +19,7 @@ pub struct Root {
 
 /// Result of `roots/list`: `{"roots"}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,

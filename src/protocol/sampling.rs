@@ -13,6 +13,7 @@ use crate::jsonrpc::JsonObject;
 /// "tools"?, "toolChoice"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageRequestParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,
@@ -71,6 +72,7 @@ impl CreateMessageRequestParams {
 /// `content` is one content object (`text`, `image`, `audio`, `tool_use`,
 /// `tool_result`) or an array of them, kept as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SamplingMessage {
     /// `user` or `assistant`.
     pub role: Role,
@@ -91,6 +93,7 @@ impl SamplingMessage {
 /// Result of `sampling/createMessage`: `{"role", "content", "model", "stopReason"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageResult {
     /// Usually `assistant`.
     pub role: Role,

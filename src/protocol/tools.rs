@@ -14,6 +14,7 @@ use crate::jsonrpc::JsonObject;
 /// survive (BASE-8, TOOL-3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// Unique name: 1-128 of `A-Z a-z 0-9 _ - .` (TOOL-4).
     pub name: String,
@@ -131,6 +132,7 @@ pub struct ToolAnnotations {
 /// Params of `tools/call`: `{"name", "arguments"?, "_meta"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolRequestParams {
     /// The tool's name.
     pub name: String,
