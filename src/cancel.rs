@@ -185,6 +185,11 @@ impl InFlightTable {
         }
     }
 
+    /// `true` while request `id` is in flight.
+    pub(crate) fn contains(&self, id: &RequestId) -> bool {
+        self.map.lock().contains_key(id)
+    }
+
     /// How many requests are in flight.
     pub(crate) fn len(&self) -> usize {
         self.map.lock().len()

@@ -185,6 +185,12 @@ impl Session {
         self.state.lock().protocol_version.clone()
     }
 
+    /// `true` for the session of a connection (stdio, the in-memory
+    /// client), which carries many requests over time.
+    pub(crate) fn is_connection(&self) -> bool {
+        self.unrelated.is_some() && self.id.is_none()
+    }
+
     /// How many requests are in flight.
     pub(crate) fn in_flight_count(&self) -> usize {
         self.in_flight.len()

@@ -10,6 +10,7 @@
 
 mod support;
 
+mod fixes;
 mod hardening;
 mod http;
 mod memory;

@@ -10,7 +10,7 @@ use serde_json::Value;
 ///
 /// Shape: `"debug"`, `"info"`, `"notice"`, `"warning"`, `"error"`,
 /// `"critical"`, `"alert"`, `"emergency"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LoggingLevel {
     /// Debugging detail.
@@ -74,6 +74,15 @@ impl FromStr for LoggingLevel {
             .copied()
             .find(|l| l.as_str() == s)
             .ok_or_else(|| format!("unknown logging level: {}", s))
+    }
+}
+
+/// A level is a JSON string and nothing else: serde's derived enum
+/// deserializer would also take `{"debug": null}`.
+impl<'de> Deserialize<'de> for LoggingLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

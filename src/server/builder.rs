@@ -63,6 +63,7 @@ pub struct ServerBuilder {
     capabilities: Option<ServerCapabilities>,
     cache: CacheHints,
     state_codec: Option<Box<dyn RequestStateCodec>>,
+    offer: Offered,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -85,6 +86,7 @@ impl ServerBuilder {
             capabilities: None,
             cache: CacheHints::default(),
             state_codec: None,
+            offer: Offered::default(),
         }
     }
 
@@ -233,55 +235,66 @@ impl ServerBuilder {
         self
     }
 
-    /// Replaces the capabilities derived from what was registered.
+    /// Replaces the capabilities derived from what was registered. Adding
+    /// the first tool, prompt or resource while serving still declares its
+    /// kind.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use tiny_mcp::{Server, ServerCapabilities};
+    ///
+    /// let mut capabilities = ServerCapabilities::default();
+    /// capabilities.logging = Some(Default::default());
+    /// let server = Server::builder("quiet", "1").capabilities(capabilities).build();
+    /// assert!(server.capabilities().tools.is_none());
+    /// ```
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
         self
     }
 
+    /// Declares `tools` (with `listChanged`) even while none is registered,
+    /// for a server that adds its tools while serving
+    /// ([`ServerHandle::add_tool`](crate::ServerHandle::add_tool)).
+    pub fn offer_tools(mut self) -> Self {
+        self.offer.tools = true;
+        self
+    }
+
+    /// Declares `prompts` (with `listChanged`) even while none is
+    /// registered.
+    pub fn offer_prompts(mut self) -> Self {
+        self.offer.prompts = true;
+        self
+    }
+
+    /// Declares `resources` (with `subscribe` and `listChanged`) even while
+    /// none is registered.
+    pub fn offer_resources(mut self) -> Self {
+        self.offer.resources = true;
+        self
+    }
+
     /// Finishes the server.
     ///
-    /// Capabilities follow what was registered: `tools` with
-    /// `listChanged` if any tool was added, `resources` with `subscribe`
-    /// and `listChanged` if any resource or template was, `prompts`
-    /// likewise, `completions` with a completion handler, and always
-    /// `logging`.
+    /// Capabilities follow what can be served: `tools` with `listChanged`
+    /// if any tool was added or [`offer_tools`](Self::offer_tools) was
+    /// called, `resources` with `subscribe` and `listChanged` if any
+    /// resource or template was (or `offer_resources`), `prompts` likewise,
+    /// `completions` with a completion handler, and always `logging`.
+    /// Adding the first item of a kind while serving declares that kind
+    /// from then on.
     pub fn build(self) -> Server {
-        let capabilities = self.capabilities.unwrap_or_else(|| {
-            let listed = || {
-                Some(ListChangedCapability {
-                    list_changed: Some(true),
-                })
-            };
-            ServerCapabilities {
-                tools: if self.registry.has_tools() {
-                    listed()
-                } else {
-                    None
-                },
-                prompts: if self.registry.has_prompts() {
-                    listed()
-                } else {
-                    None
-                },
-                resources: if self.registry.has_resources() {
-                    Some(ResourcesCapability {
-                        subscribe: Some(true),
-                        list_changed: Some(true),
-                    })
-                } else {
-                    None
-                },
-                logging: Some(Default::default()),
-                completions: self.completion.as_ref().map(|_| Default::default()),
-                experimental: None,
-            }
-        });
+        let capabilities = match &self.capabilities {
+            Some(capabilities) => capabilities.clone(),
+            None => self.derived_capabilities(),
+        };
         Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
-                capabilities,
+                capabilities: RwLock::new(capabilities),
                 registry: RwLock::new(self.registry),
                 completion: self.completion,
                 on_request_finished: self.on_request_finished,
@@ -295,5 +308,47 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Box::new(ServerStateStore::default())),
             }),
         }
+    }
+
+    /// The capabilities of what was registered and offered.
+    fn derived_capabilities(&self) -> ServerCapabilities {
+        let mut capabilities = ServerCapabilities {
+            logging: Some(Default::default()),
+            completions: self.completion.as_ref().map(|_| Default::default()),
+            ..ServerCapabilities::default()
+        };
+        if self.registry.has_tools() || self.offer.tools {
+            capabilities.tools = Some(listed());
+        }
+        if self.registry.has_prompts() || self.offer.prompts {
+            capabilities.prompts = Some(listed());
+        }
+        if self.registry.has_resources() || self.offer.resources {
+            capabilities.resources = Some(subscribable());
+        }
+        capabilities
+    }
+}
+
+/// Which kinds a builder declares up front.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Offered {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+/// `{"listChanged": true}`.
+pub(super) fn listed() -> ListChangedCapability {
+    ListChangedCapability {
+        list_changed: Some(true),
+    }
+}
+
+/// `{"subscribe": true, "listChanged": true}`.
+pub(super) fn subscribable() -> ResourcesCapability {
+    ResourcesCapability {
+        subscribe: Some(true),
+        list_changed: Some(true),
     }
 }

@@ -180,12 +180,30 @@ fn dispatch(
             };
             respond(session, request, started, answer)
         }
+        _ if in_use(session, &request.id) => {
+            let message = format!("request id {} is already in flight", request.id);
+            respond(
+                session,
+                request,
+                started,
+                Err(ErrorObject::invalid_request(message)),
+            )
+        }
         Runs::Worker(call) => begin(session, (method, call), request, envelope, sink, started),
         Runs::Listen => match open_listen(session, &request, sink) {
             Ok(key) => Received::Listening(key),
             Err(error) => respond(session, request, started, Err(error)),
         },
     }
+}
+
+/// BASE-2: `true` while `id` names a request in flight or an open listen
+/// stream of this session (both are requests still running). Only a
+/// connection (stdio, memory) carries more requests while one of its listen
+/// streams is open, so only its listen streams are looked at.
+fn in_use(session: &Session, id: &RequestId) -> bool {
+    session.in_flight.contains(id)
+        || (session.is_connection() && session.server.listen.contains(session.key, id))
 }
 
 /// Enters a handler request in the in-flight table and hands it out.
@@ -256,7 +274,7 @@ fn open_listen(
         })?;
     let filter: SubscriptionFilter = serde_json::from_value(notifications.clone())
         .map_err(|e| ErrorObject::invalid_params(format!("invalid notifications: {}", e)))?;
-    let honoured = filter.honoured(&session.server.capabilities);
+    let honoured = session.server.with_capabilities(|c| filter.honoured(c));
     session
         .server
         .listen

@@ -42,7 +42,7 @@ pub(crate) fn initialize(session: &Session, params: Option<Value>) -> Answer {
     let server = &session.server;
     to_value(InitializeResult {
         protocol_version,
-        capabilities: server.capabilities.clone(),
+        capabilities: server.capabilities(),
         server_info: server.info.clone(),
         instructions: server.instructions.clone(),
         meta: None,
@@ -59,7 +59,7 @@ pub(crate) fn discover(session: &Session, _: Option<Value>) -> Answer {
     let server = &session.server;
     let mut result = serde_json::json!({
         "supportedVersions": versions::MODERN,
-        "capabilities": server.capabilities,
+        "capabilities": server.capabilities(),
     });
     if let Some(instructions) = &server.instructions {
         result["instructions"] = Value::from(instructions.as_str());
@@ -180,9 +180,16 @@ pub(crate) fn to_value<T: Serialize>(value: T) -> Answer {
         .map_err(|e| ErrorObject::internal(format!("cannot serialize the result: {}", e)))
 }
 
-/// Reads params; absent params read as `{}`.
+/// Reads params; absent params read as `{}`. MCP params are objects:
+/// anything else is `-32602` (serde would read a positional array into a
+/// struct).
 pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<Value>) -> Result<T, ErrorObject> {
-    serde_json::from_value(params.unwrap_or_else(empty))
+    let params = match params {
+        None => empty(),
+        Some(object @ Value::Object(_)) => object,
+        Some(_) => return Err(ErrorObject::invalid_params("params must be an object")),
+    };
+    serde_json::from_value(params)
         .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {}", e)))
 }
 

@@ -137,7 +137,7 @@ impl InputResponses {
 /// Turns a handler's state into the opaque `requestState` string and back.
 ///
 /// The state is a JSON value holding the answers gathered so far, the
-/// handler's own state, and the method and name it belongs to. `decode`
+/// handler's own state, and the method, name and arguments it belongs to. `decode`
 /// must reject (with `Err`) any string it did not produce or that expired;
 /// the client then gets `-32602`.
 pub trait RequestStateCodec: Send + Sync + 'static {
@@ -292,6 +292,19 @@ fn request_target(request: &Request) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// The arguments a request's `requestState` is bound to (MRTR server
+/// guidance: a state answers only the request it was minted for): the
+/// `arguments` of `tools/call` and `prompts/get`, `null` otherwise. serde
+/// maps are ordered, so equal arguments compare equal whatever their order.
+fn request_arguments(request: &Request) -> Value {
+    request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("arguments"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// MRTR-3, MRTR-5: the answers and state a retry carries.
 pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds, ErrorObject> {
     let params = request.params.as_ref();
@@ -312,8 +325,10 @@ pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds
                 session.server.state_codec.decode(token).map_err(|e| {
                     ErrorObject::invalid_params(format!("invalid requestState: {}", e))
                 })?;
+            let arguments = state.get("arguments").unwrap_or(&Value::Null);
             if state.get("method").and_then(Value::as_str) != Some(request.method.as_str())
                 || state.get("target") != Some(&request_target(request))
+                || *arguments != request_arguments(request)
             {
                 return Err(ErrorObject::invalid_params(
                     "requestState belongs to another request",
@@ -349,6 +364,7 @@ pub(crate) fn input_required(
     let state = serde_json::json!({
         "method": request.method,
         "target": request_target(request),
+        "arguments": request_arguments(request),
         "answers": rounds.answers,
         "user": rounds.current_user_state(),
     });

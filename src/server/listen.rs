@@ -175,6 +175,14 @@ impl ListenRegistry {
         }
     }
 
+    /// `true` while `owner` has a listen stream opened by request `id`.
+    pub(crate) fn contains(&self, owner: u64, request_id: &RequestId) -> bool {
+        self.listeners
+            .lock()
+            .values()
+            .any(|l| l.owner == owner && &l.request_id == request_id)
+    }
+
     /// Forgets a stream without a word (its client went away, LISTEN-10).
     pub(crate) fn close(&self, key: u64) {
         self.listeners.lock().remove(&key);

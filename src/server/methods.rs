@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::context::RequestContext;
 use super::{inline, run, ServerInner};
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::{methods as m, Era};
+use crate::protocol::{methods as m, Era, ServerCapabilities};
 use crate::session::Session;
 
 /// What an inline answer or a handler run produced.
@@ -112,13 +112,15 @@ pub(crate) enum Gate {
 impl Gate {
     /// `true` when `server` offers what the gate needs.
     pub(crate) fn is_open(self, server: &ServerInner) -> bool {
-        let caps = &server.capabilities;
+        let declared = |kind: fn(&ServerCapabilities) -> bool| server.with_capabilities(kind);
         match self {
             Gate::Open => true,
-            Gate::Tools => caps.tools.is_some(),
-            Gate::Prompts => caps.prompts.is_some(),
-            Gate::Resources => caps.resources.is_some(),
-            Gate::Completions => caps.completions.is_some() && server.completion.is_some(),
+            Gate::Tools => declared(|c| c.tools.is_some()),
+            Gate::Prompts => declared(|c| c.prompts.is_some()),
+            Gate::Resources => declared(|c| c.resources.is_some()),
+            Gate::Completions => {
+                server.completion.is_some() && declared(|c| c.completions.is_some())
+            }
             Gate::CompletionHandler => server.completion.is_some(),
         }
     }

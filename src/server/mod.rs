@@ -115,9 +115,11 @@ impl Server {
         }
     }
 
-    /// The capabilities sent in the `initialize` result.
-    pub fn capabilities(&self) -> &ServerCapabilities {
-        &self.inner.capabilities
+    /// The capabilities the server declares now (in the `initialize`
+    /// result and `server/discover`): those of the builder, plus each kind
+    /// added while serving.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        self.inner.capabilities()
     }
 }
 
@@ -125,7 +127,9 @@ impl Server {
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
-    pub(crate) capabilities: ServerCapabilities,
+    /// What the server declares; grows when the first item of a kind is
+    /// added while serving.
+    capabilities: RwLock<ServerCapabilities>,
     pub(crate) registry: RwLock<Registry>,
     pub(crate) completion: Option<Box<dyn CompletionHandler>>,
     pub(crate) on_request_finished: Option<RequestHook>,
@@ -164,6 +168,21 @@ impl ServerInner {
             .into_iter()
             .filter(|s| s.is_initialized())
             .collect()
+    }
+
+    /// The capabilities declared now.
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        self.capabilities.read().clone()
+    }
+
+    /// Reads the declared capabilities without cloning them.
+    pub(crate) fn with_capabilities<T>(&self, read: impl FnOnce(&ServerCapabilities) -> T) -> T {
+        read(&self.capabilities.read())
+    }
+
+    /// Declares a kind when its first item is added while serving.
+    fn declare(&self, add: impl FnOnce(&mut ServerCapabilities)) {
+        add(&mut self.capabilities.write());
     }
 
     /// Decorates a 2026-07-28 result of `method` (see
@@ -247,6 +266,9 @@ impl ServerHandle {
             .registry
             .write()
             .insert_tool(tool, Arc::new(handler));
+        self.inner.declare(|c| {
+            c.tools.get_or_insert_with(builder::listed);
+        });
         self.notify_tools_list_changed();
     }
 
@@ -266,6 +288,9 @@ impl ServerHandle {
             .registry
             .write()
             .insert_prompt(prompt, Arc::new(handler));
+        self.inner.declare(|c| {
+            c.prompts.get_or_insert_with(builder::listed);
+        });
         self.notify_prompts_list_changed();
     }
 
@@ -285,6 +310,9 @@ impl ServerHandle {
             .registry
             .write()
             .insert_resource(resource, Arc::new(handler));
+        self.inner.declare(|c| {
+            c.resources.get_or_insert_with(builder::subscribable);
+        });
         self.notify_resources_list_changed();
     }
 

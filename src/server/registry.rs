@@ -9,6 +9,16 @@ use super::uri_template::UriTemplate;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// Variables of a URI that matched a resource template, by name.
+///
+/// Values are percent-decoded, as RFC 6570 expansion encodes them:
+/// `test://template/hello%20world/data` against `test://template/{id}/data`
+/// gives `id = "hello world"`, and `caf%C3%A9` gives `café`. A URI with a
+/// malformed escape (`%ZZ`) or escapes that decode to invalid UTF-8 matches
+/// no template (`resources/read` answers `-32002`, or `-32602` in
+/// 2026-07-28). In `{+path}` values, escapes of reserved characters such as
+/// `%2F` stay encoded, so that every `/` in the value was a `/` in the URI.
+///
+/// Spec: server/resources "Resource Templates" (2025-11-25); RFC 6570.
 pub type TemplateVariables = BTreeMap<String, String>;
 
 /// URIs longer than this are not matched against templates.

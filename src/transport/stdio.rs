@@ -78,15 +78,22 @@ where
 /// closes: the rest are cancelled (flag set, calls to the client failed,
 /// no answer).
 fn end_of_input(server: &Server, session: &Session) {
-    log::info!(
-        "stdin closed; {} request(s) still running",
-        session.in_flight_count()
-    );
     let grace = server.inner.config.end_of_input_grace;
+    let running = session.in_flight_count();
+    if running == 0 {
+        log::info!("stdin closed");
+    } else {
+        log::info!(
+            "stdin closed; waiting up to {:?} for {} running request(s) to answer",
+            grace,
+            running
+        );
+    }
     if !session.wait_idle(grace) {
         log::info!(
-            "cancelling {} request(s) still running",
-            session.in_flight_count()
+            "cancelling {} request(s) still running after {:?}",
+            session.in_flight_count(),
+            grace
         );
     }
     session.close("the client closed the connection", Closing::ClientLeft);

@@ -395,8 +395,11 @@ impl Pump<'_> {
                     }
                 }
             }
-            if ended.is_some() {
+            if let Some(delivered) = ended.as_mut() {
                 wire::push_last_chunk(&mut pending);
+                // A client that left may not have made a write fail yet:
+                // write anyway, but keep the stream for a resume (HTTP-9).
+                *delivered = *delivered && !peer_closed(out);
             }
             if !pending.is_empty() {
                 out.write_all(&pending)?;

@@ -40,6 +40,11 @@ pub(crate) fn decode_header_value(value: &str) -> Result<String, ErrorObject> {
             if value.chars().any(|c| c.is_control()) {
                 return Err(mismatch("a header value has invalid characters"));
             }
+            if !value.is_ascii() {
+                return Err(mismatch(
+                    "a header value has non-ASCII characters: send it base64-encoded as =?base64?…?=",
+                ));
+            }
             return Ok(value.to_string());
         }
     };
@@ -262,7 +267,7 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answe
         shared.config.stream_queue_len,
         0,
     ));
-    let (receiver, _, _) = stream.attach(None);
+    let receiver = stream.attach(None).receiver;
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(stream));
     let (on_close, json_if_first, guard) = match core.receive_checked(request, envelope, &sink) {
         Received::Answered(response) => {

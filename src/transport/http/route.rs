@@ -13,7 +13,7 @@ use super::answer::{
     not_acceptable, rpc_error, Accepts, Answer, EventStream, Framing, OnClose, Resumable,
 };
 use super::media::{accepts, check_host_and_origin, is_json};
-use super::sse::{self, Outgoing, Stream, StreamSink};
+use super::sse::{self, Attached, Outgoing, Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
 use super::{per_request, HttpSession, Lookup, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request, RequestId};
@@ -44,13 +44,16 @@ pub(crate) fn route(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
             return Answer::error(403, None, ErrorObject::new(ErrorCode(-32000), why));
         }
     }
-    let stateless = shared.config.stateless;
+    // HTTP-11 (2026-07-28): only POST exists without a session; a GET or
+    // DELETE naming a live 2025-11-25 session keeps that era's meaning.
+    let post_only = shared.config.stateless
+        || (request.header("mcp-session-id").is_none() && per_request_version(request));
     match request.method.as_str() {
         "POST" => post(shared, request),
-        "GET" if !stateless => get(shared, request),
-        "DELETE" if !stateless => delete(shared, request),
+        "GET" if !post_only => get(shared, request),
+        "DELETE" if !post_only => delete(shared, request),
         _ => {
-            let allow = if stateless {
+            let allow = if post_only {
                 "POST"
             } else {
                 "GET, POST, DELETE"
@@ -58,6 +61,14 @@ pub(crate) fn route(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
             Answer::Whole(HttpResponse::new(405).header("Allow", allow))
         }
     }
+}
+
+/// `true` when `MCP-Protocol-Version` is set to something that is not a
+/// handshake version (2026-07-28, or an unknown one): the per-request era.
+fn per_request_version(request: &HttpRequest) -> bool {
+    request
+        .header("mcp-protocol-version")
+        .map_or(false, |v| !v.is_empty() && !versions::is_supported(v))
 }
 
 /// The paths a POST can take.
@@ -89,7 +100,7 @@ pub(crate) enum Path {
 pub(crate) fn choose_path(shared: &Shared, request: &HttpRequest, message: &Message) -> Path {
     let session_id = request.header("mcp-session-id");
     let version = request.header("mcp-protocol-version");
-    let not_handshake = version.map_or(false, |v| !v.is_empty() && !versions::is_supported(v));
+    let not_handshake = per_request_version(request);
     let body = match message {
         Message::Request(r) => Some(r),
         _ => None,
@@ -308,7 +319,12 @@ fn serve_request(
         },
         None => Arc::new(Stream::new(1, Some(id.clone()), config.stream_queue_len, 0)),
     };
-    let (receiver, _, token) = stream.attach(None);
+    let Attached {
+        receiver,
+        priming: priming_seq,
+        token,
+        ..
+    } = stream.attach(None);
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&stream)));
     match core.receive(Message::Request(request), &sink) {
         Received::Answered(response) => {
@@ -331,7 +347,7 @@ fn serve_request(
     } else {
         Framing::WithIds {
             stream_id: stream.id,
-            priming: priming(shared, core, token),
+            priming: priming(shared, core, priming_seq),
             resumable: Some(Resumable {
                 stream: Arc::clone(&stream),
                 token,
@@ -395,9 +411,10 @@ fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
     let resume = request
         .header("last-event-id")
         .and_then(sse::parse_event_id)
-        .and_then(|(stream, seq)| session.stream(stream).map(|s| (s, seq)));
+        .map(|(stream, seq)| (stream, session.stream(stream), seq));
     let (stream, after) = match resume {
-        Some((stream, seq)) => (stream, Some(seq)),
+        Some((_, Ok(stream), seq)) => (stream, Some(seq)),
+        Some((id, Err(ended), _)) => return nothing_to_resume(id, ended),
         None => {
             if session.get_stream.is_live() {
                 let error = ErrorObject::invalid_request(
@@ -408,13 +425,18 @@ fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
             (Arc::clone(&session.get_stream), None)
         }
     };
-    let (receiver, replay, token) = stream.attach(after);
+    let Attached {
+        receiver,
+        replay,
+        priming: priming_seq,
+        token,
+    } = stream.attach(after);
     Answer::Stream(EventStream {
         receiver,
         replay,
         framing: Framing::WithIds {
             stream_id: stream.id,
-            priming: priming(shared, &session.core, token),
+            priming: priming(shared, &session.core, priming_seq),
             resumable: Some(Resumable {
                 stream: Arc::clone(&stream),
                 token,
@@ -425,6 +447,23 @@ fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
         headers: Vec::new(),
         guard: None,
     })
+}
+
+/// HTTP-15: a `Last-Event-ID` naming a stream that ended and was
+/// forgotten (its request answered, or cancelled), or one the session never
+/// had: 400 with a message that says so. The session itself is live (a
+/// 404 would tell the client to start over).
+fn nothing_to_resume(stream: u64, ended: bool) -> Answer {
+    let message = if ended {
+        format!(
+            "stream {} has ended and its events are gone: nothing is left to resume \
+             (the session is still live)",
+            stream
+        )
+    } else {
+        format!("this session has no stream {} to resume", stream)
+    };
+    Answer::error(400, None, ErrorObject::invalid_request(message))
 }
 
 /// HTTP-19: `DELETE` ends the session.

@@ -91,14 +91,15 @@ impl HttpSession {
         self.streams.lock().list.retain(|s| s.id != id);
     }
 
-    /// The stream with this id, for resumption.
-    pub(crate) fn stream(&self, id: u64) -> Option<Arc<Stream>> {
-        self.streams
-            .lock()
-            .list
-            .iter()
-            .find(|s| s.id == id)
-            .cloned()
+    /// The stream with this id, for resumption: `Err(true)` when it was
+    /// minted but has ended and been forgotten, `Err(false)` when this
+    /// session never had it.
+    pub(crate) fn stream(&self, id: u64) -> Result<Arc<Stream>, bool> {
+        let streams = self.streams.lock();
+        match streams.list.iter().find(|s| s.id == id) {
+            Some(stream) => Ok(Arc::clone(stream)),
+            None => Err(id < streams.next_id),
+        }
     }
 
     /// Ends the session: cancels its requests and ends its streams.

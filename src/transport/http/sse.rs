@@ -102,6 +102,17 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     Some((stream.parse().ok()?, seq.parse().ok()?))
 }
 
+/// What [`Stream::attach`] gives a writer.
+pub(crate) struct Attached {
+    pub(crate) receiver: Receiver<Outgoing>,
+    /// Buffered events to write first (a resumed stream's).
+    pub(crate) replay: Vec<Outgoing>,
+    /// The sequence number for the priming event.
+    pub(crate) priming: u64,
+    /// The writer's token for `detach_writer`.
+    pub(crate) token: u64,
+}
+
 /// One stream and its replay buffer.
 pub(crate) struct Stream {
     pub(crate) id: u64,
@@ -114,6 +125,8 @@ pub(crate) struct Stream {
 
 struct StreamState {
     next_seq: u64,
+    /// The last token handed to a writer.
+    next_token: u64,
     buffer: VecDeque<(u64, Arc<str>, Kind)>,
     /// The attached writer's queue, with the token `attach` gave it.
     live: Option<(u64, Sender<Outgoing>)>,
@@ -133,6 +146,7 @@ impl Stream {
             response_to,
             state: Mutex::new(StreamState {
                 next_seq: 1,
+                next_token: 0,
                 buffer: VecDeque::new(),
                 live: None,
                 finished: false,
@@ -144,9 +158,12 @@ impl Stream {
 
     /// Attaches a writer, replacing (and so ending) any earlier one.
     /// Returns the receiver, the buffered events after `after` (all when
-    /// `None`), and the sequence number for a priming event, which is also
-    /// the writer's token for [`detach_writer`](Self::detach_writer).
-    pub(crate) fn attach(&self, after: Option<u64>) -> (Receiver<Outgoing>, Vec<Outgoing>, u64) {
+    /// `None`), the writer's token for
+    /// [`detach_writer`](Self::detach_writer), and the sequence number for
+    /// a priming event: a fresh one for a new writer, `after` itself for a
+    /// resumed one, so that a priming id never points past events the
+    /// resumed writer has yet to deliver (HTTP-15).
+    pub(crate) fn attach(&self, after: Option<u64>) -> Attached {
         // Unbounded, so that an idle stream holds no preallocated slots;
         // `push` enforces `queue_len`.
         let (sender, receiver) = crossbeam_channel::unbounded();
@@ -164,15 +181,28 @@ impl Stream {
                 .collect(),
             None => Vec::new(),
         };
-        let priming = state.next_seq;
-        state.next_seq += 1;
+        let priming = match after {
+            Some(after) => after,
+            None => {
+                let fresh = state.next_seq;
+                state.next_seq += 1;
+                fresh
+            }
+        };
+        state.next_token += 1;
+        let token = state.next_token;
         if state.finished {
             replay.push(Outgoing::End);
             state.live = None;
         } else {
-            state.live = Some((priming, sender));
+            state.live = Some((token, sender));
         }
-        (receiver, replay, priming)
+        Attached {
+            receiver,
+            replay,
+            priming,
+            token,
+        }
     }
 
     /// Detaches the writer, which then ends its response.
@@ -307,7 +337,11 @@ mod tests {
     fn replay_after_detach() {
         let stream = Stream::new(1, Some(RequestId::Number(9)), 4, 16);
         let sink = StreamSink(Arc::new(stream));
-        let (rx, replay, _) = sink.0.attach(None);
+        let Attached {
+            receiver: rx,
+            replay,
+            ..
+        } = sink.0.attach(None);
         assert!(replay.is_empty());
         sink.send(Message::notification("n1", None));
         let first = rx.try_recv().unwrap();
@@ -323,7 +357,7 @@ mod tests {
             Outgoing::Event { seq, .. } => seq,
             Outgoing::End => panic!("unexpected end"),
         };
-        let (_rx, replay, _) = sink.0.attach(Some(after));
+        let replay = sink.0.attach(Some(after)).replay;
         assert_eq!(replay.len(), 3, "n2, the response, and the end");
         assert!(matches!(replay[2], Outgoing::End));
     }
@@ -333,7 +367,7 @@ mod tests {
     fn full_queue_detaches() {
         let stream = Arc::new(Stream::new(2, None, 1, 0));
         let sink = StreamSink(Arc::clone(&stream));
-        let (_rx, _, _) = stream.attach(None);
+        let _attached = stream.attach(None);
         assert!(sink.send(Message::notification("a", None)));
         assert!(sink.send(Message::notification("b", None)));
         assert!(!stream.is_live());

@@ -142,11 +142,18 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
     let version = parsed.version.unwrap_or(1);
     let mut header_list = Vec::with_capacity(parsed.headers.len());
     for h in parsed.headers.iter() {
+        let name = h.name.to_ascii_lowercase();
         let value = match std::str::from_utf8(h.value) {
             Ok(v) => v.trim().to_string(),
+            // MCP's own headers are checked against the body, which answers
+            // a bad value with the request's id (HTTP-3): keep it, marked by
+            // U+FFFD, for that check.
+            Err(_) if name.starts_with("mcp-") => {
+                String::from_utf8_lossy(h.value).trim().to_string()
+            }
             Err(_) => return Err(ReadError::Malformed("a header value is not UTF-8")),
         };
-        header_list.push((h.name.to_ascii_lowercase(), value));
+        header_list.push((name, value));
     }
     let mut request = HttpRequest {
         method: parsed.method.unwrap_or("").to_string(),
