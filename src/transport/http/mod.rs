@@ -19,6 +19,7 @@
 
 mod answer;
 mod conn;
+mod era;
 mod media;
 mod per_request;
 mod route;
