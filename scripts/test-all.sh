@@ -4,7 +4,10 @@
 #   warnings, the size limits of STYLE.md (functions, files), the TypeScript and
 #   Python SDK interop tests over stdio and HTTP, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
-#   example, and a build with Debian's rustc 1.63.
+#   example, a build with Debian's rustc 1.63 (locked), a build at the
+#   lowest declared dependency versions, a build and test with Debian's
+#   rustc and packaged crates (and a downstream project), and the static
+#   binary of the README.
 #
 # Usage: bash scripts/test-all.sh [--quick]
 #   --quick   only the cargo and size steps (no npm, no MSRV toolchain)
@@ -53,6 +56,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-python bash scripts/interop-python.sh
     step conformance bash scripts/conformance-run.sh
     step msrv bash scripts/msrv-check.sh
+    step min-versions bash scripts/min-versions-check.sh
+    step debian-crates bash scripts/debian-crates-check.sh
+    step static-binary bash scripts/static-check.sh
 fi
 
 echo

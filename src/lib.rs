@@ -76,6 +76,17 @@
 //! The crate logs through [`log`]; nothing but protocol is written to
 //! stdout. `error!` is a bug of ours, `warn!` a misbehaving peer or a
 //! configuration problem, `info!` lifecycle, `debug!` one line per message.
+//! A program that installs no logger gets no output at all (the `log`
+//! crate drops every record until one is set); the `everything` example
+//! installs a small stderr logger, set by `TINY_MCP_LOG` (`warn` by
+//! default, e.g. `TINY_MCP_LOG=debug`).
+//!
+//! Log messages to the client are another thing: [`RequestContext::log`]
+//! sends `notifications/message`. A 2025-11-25 client gets every level at
+//! or above what it set with `logging/setLevel` (all of them until it sets
+//! one); a 2026-07-28 client gets them only when its request opts in with
+//! `_meta["io.modelcontextprotocol/logLevel"]`, and only at or above that
+//! level.
 //!
 //! ## MSRV
 //!

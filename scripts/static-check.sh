@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# scripts/static-check.sh - build the `everything` example as one static
+# binary (the README's recipe), check that it is statically linked, run a
+# stdio exchange and an HTTP initialize against it, and report its size.
+#
+# Usage (from the repository root): bash scripts/static-check.sh
+# Last line: "static binary: ok (N bytes)" (exit 0) or
+# "static binary: FAILED (why)" (exit 1). The size limit is 2.0 MiB.
+set -uo pipefail
+
+ROOT=$(pwd -P)
+TARGET=x86_64-unknown-linux-gnu
+LIMIT=$((2 * 1024 * 1024))
+OUT="$ROOT/target/static-check"
+BIN="$OUT/$TARGET/static/examples/everything"
+log() { echo "static-check: $*" >&2; }
+die() { echo "static binary: FAILED ($*)"; exit 1; }
+
+[ -f Cargo.toml ] || die "run from the repository root"
+mkdir -p "$OUT"
+RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+    cargo build --profile static --example everything --target "$TARGET" --target-dir "$OUT" \
+    || die "the static build failed"
+
+# A static executable has no program interpreter and needs no library.
+if readelf -l "$BIN" | grep -q 'Requesting program interpreter'; then
+    die "$BIN asks for a dynamic loader"
+fi
+if readelf -d "$BIN" 2>/dev/null | grep -q '(NEEDED)'; then
+    die "$BIN needs shared libraries"
+fi
+log "$(file -b "$BIN" | cut -d, -f1-4)"
+
+# stdio: the README's first exchange.
+answer=$(printf '%s\n' \
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ci","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}' \
+    | "$BIN" --stdio 2>/dev/null)
+case "$answer" in
+    *'"text":"hello"'*) log "stdio: answered" ;;
+    *) echo "$answer" >&2; die "no stdio answer" ;;
+esac
+
+# HTTP: bind port 0, read the URL from stderr, POST initialize.
+"$BIN" --http 127.0.0.1:0 2>"$OUT/http.err" &
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
+url=
+for _ in $(seq 1 100); do
+    url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$OUT/http.err" | head -1)
+    [ -n "$url" ] && break
+    sleep 0.05
+done
+[ -n "$url" ] || die "the HTTP server printed no URL"
+reply=$(curl -s -m 10 -D "$OUT/http.head" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ci","version":"1"}}}' \
+    "$url") || die "curl $url failed"
+grep -qi '^mcp-session-id:' "$OUT/http.head" || die "no Mcp-Session-Id from $url"
+case "$reply" in
+    *'"protocolVersion":"2025-11-25"'*) log "HTTP: initialize answered at $url" ;;
+    *) echo "$reply" >&2; die "no initialize result over HTTP" ;;
+esac
+
+size=$(stat -c %s "$BIN")
+log "size: $size bytes ($(awk -v s="$size" 'BEGIN {printf "%.2f MB, %.2f MiB", s / 1e6, s / 1048576}'))"
+[ "$size" -le "$LIMIT" ] || die "$size bytes is over the 2.0 MiB limit"
+echo "static binary: ok ($size bytes)"
