@@ -56,6 +56,9 @@ pub(crate) struct Method {
     /// The params field that the `Mcp-Name` header mirrors on 2026-07-28
     /// HTTP (HTTP-6), if any.
     pub(crate) mcp_name: Option<&'static str>,
+    /// The `x-mcp-header` properties of its tool's arguments are mirrored
+    /// in `Mcp-Param-*` headers on 2026-07-28 HTTP (HTTP-4).
+    pub(crate) mcp_params: bool,
     /// Its handler may answer `input_required` (MRTR-1).
     pub(crate) asks_input: bool,
     /// Its 2026-07-28 result carries `ttlMs` and `cacheScope` (CACHE-1).
@@ -151,6 +154,7 @@ const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
         runs,
         before_initialize: false,
         mcp_name: None,
+        mcp_params: false,
         asks_input: false,
         cacheable: false,
     }
@@ -180,6 +184,7 @@ pub(crate) const METHODS: &[Method] = &[
     Method {
         modern_gate: Gate::Tools,
         mcp_name: Some("name"),
+        mcp_params: true,
         asks_input: true,
         ..row(m::TOOLS_CALL, Eras::BOTH, Runs::Worker(run::call_tool))
     },
@@ -278,6 +283,16 @@ pub(crate) fn find(name: &str, era: Era) -> Option<&'static Method> {
 /// The params field `Mcp-Name` mirrors for `name` (2026-07-28 HTTP).
 pub(crate) fn mcp_name_field(name: &str) -> Option<&'static str> {
     find(name, Era::V2026_07_28).and_then(|method| method.mcp_name)
+}
+
+/// `true` when `name`'s `Mcp-Param-*` headers are checked (2026-07-28 HTTP).
+pub(crate) fn has_mcp_params(name: &str) -> bool {
+    find(name, Era::V2026_07_28).map_or(false, |method| method.mcp_params)
+}
+
+/// `true` when `name` opens a listen stream (2026-07-28).
+pub(crate) fn opens_listen(name: &str) -> bool {
+    find(name, Era::V2026_07_28).map_or(false, |method| matches!(method.runs, Runs::Listen))
 }
 
 impl Method {
@@ -458,9 +473,13 @@ mod tests {
         assert_eq!(err.unwrap_err().code, ErrorCode::INVALID_REQUEST);
     }
 
-    // Column `mcp_name` (HTTP-6): the params field Mcp-Name mirrors.
+    // Columns `mcp_name` (HTTP-6) and `mcp_params` (HTTP-4): the params
+    // field Mcp-Name mirrors, and the one method with Mcp-Param-* headers.
     #[test]
     fn mcp_name_fields() {
+        assert!(has_mcp_params(m::TOOLS_CALL));
+        assert!(!has_mcp_params(m::PROMPTS_GET));
+        assert!(opens_listen(m::SUBSCRIPTIONS_LISTEN) && !opens_listen(m::TOOLS_CALL));
         assert_eq!(mcp_name_field(m::TOOLS_CALL), Some("name"));
         assert_eq!(mcp_name_field(m::PROMPTS_GET), Some("name"));
         assert_eq!(mcp_name_field(m::RESOURCES_READ), Some("uri"));

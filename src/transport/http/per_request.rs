@@ -20,7 +20,7 @@ use super::sse::{Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
 use super::Shared;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
-use crate::protocol::{methods, versions};
+use crate::protocol::versions;
 use crate::server::{envelope, methods as table, Envelope, Received, Sink};
 use crate::session::{Closing, Session};
 
@@ -150,7 +150,7 @@ fn check_headers(
             }
         }
     }
-    if request.method == methods::TOOLS_CALL {
+    if table::has_mcp_params(&request.method) {
         check_param_headers(shared, http, params)?;
     }
     Ok(())
@@ -242,15 +242,12 @@ pub(super) fn post(
         envelope::check_version(&envelope.version)?;
         Ok(envelope)
     });
-    let envelope = match checked {
-        Ok(envelope) => envelope,
-        Err(error) => return Answer::error(status_of(error.code), id, error),
-    };
-    if request.method == methods::INITIALIZE {
-        // REM-1: removed in 2026-07-28 (HTTP 404, -32601).
-        return Answer::error(404, id, ErrorObject::method_not_found(methods::INITIALIZE));
+    match checked {
+        // REM-1: `initialize` included, a method the 2026-07-28 rows lack
+        // is -32601, which is 404 here (HTTP-7).
+        Ok(envelope) => dispatch(shared, request, envelope),
+        Err(error) => Answer::error(status_of(error.code), id, error),
     }
-    dispatch(shared, request, envelope)
 }
 
 /// Runs a checked request on a session of its own: JSON when it is
@@ -260,7 +257,7 @@ pub(super) fn post(
 fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answer {
     let core = Session::per_request(&shared.server);
     let id = request.id.clone();
-    let is_listen = request.method == methods::SUBSCRIPTIONS_LISTEN;
+    let is_listen = table::opens_listen(&request.method);
     let stream = Arc::new(Stream::new(
         1,
         Some(id.clone()),
