@@ -80,7 +80,15 @@ pub(crate) fn receive_checked(
     sink: &Arc<dyn Sink>,
 ) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
-    dispatch(session, request, Some(envelope), sink, Instant::now())
+    let method = methods::find(&request.method, Era::V2026_07_28);
+    dispatch(
+        session,
+        method,
+        request,
+        Some(envelope),
+        sink,
+        Instant::now(),
+    )
 }
 
 fn receive_request(session: &Arc<Session>, request: Request, sink: &Arc<dyn Sink>) -> Received {
@@ -121,7 +129,7 @@ fn receive_legacy(
         ));
         return respond(session, request, started, Err(error));
     }
-    dispatch(session, request, None, sink, started)
+    dispatch(session, method, request, None, sink, started)
 }
 
 /// MOD-*, VER-*, META-*: the envelope is read and its version checked
@@ -146,15 +154,19 @@ fn receive_modern(
     let checked = envelope::read_envelope(request.params.as_ref())
         .and_then(|e| envelope::check_version(&e.version).map(|()| e));
     match checked {
-        Ok(envelope) => dispatch(session, request, Some(envelope), sink, started),
+        Ok(envelope) => {
+            let method = methods::find(&request.method, Era::V2026_07_28);
+            dispatch(session, method, request, Some(envelope), sink, started)
+        }
         Err(error) => respond(session, request, started, Err(error)),
     }
 }
 
-/// Looks the method up in the table for the request's era and runs its
-/// row: `-32601` when it does not exist there or its gate is closed.
+/// Runs the request's row of the method table (`method`, as found for the
+/// request's era): `-32601` when it has none or its gate is closed.
 fn dispatch(
     session: &Arc<Session>,
+    method: Option<&'static Method>,
     mut request: Request,
     envelope: Option<Envelope>,
     sink: &Arc<dyn Sink>,
@@ -164,7 +176,7 @@ fn dispatch(
         Some(_) => Era::V2026_07_28,
         None => Era::V2025_11_25,
     };
-    let method = match methods::find(&request.method, era) {
+    let method = match method {
         Some(method) if method.gate(era).is_open(&session.server) => method,
         _ => {
             let error = ErrorObject::method_not_found(&request.method);
@@ -180,7 +192,19 @@ fn dispatch(
             };
             respond(session, request, started, answer)
         }
-        _ if in_use(session, &request.id) => {
+        // The in-flight table refuses a duplicate itself (`begin`).
+        Runs::Worker(call) if !listening_on(session, &request.id) => {
+            begin(session, (method, call), request, envelope, sink, started)
+        }
+        Runs::Listen
+            if !listening_on(session, &request.id) && !session.in_flight.contains(&request.id) =>
+        {
+            match open_listen(session, &request, sink) {
+                Ok(key) => Received::Listening(key),
+                Err(error) => respond(session, request, started, Err(error)),
+            }
+        }
+        _ => {
             let message = format!("request id {} is already in flight", request.id);
             respond(
                 session,
@@ -189,21 +213,15 @@ fn dispatch(
                 Err(ErrorObject::invalid_request(message)),
             )
         }
-        Runs::Worker(call) => begin(session, (method, call), request, envelope, sink, started),
-        Runs::Listen => match open_listen(session, &request, sink) {
-            Ok(key) => Received::Listening(key),
-            Err(error) => respond(session, request, started, Err(error)),
-        },
     }
 }
 
-/// BASE-2: `true` while `id` names a request in flight or an open listen
-/// stream of this session (both are requests still running). Only a
-/// connection (stdio, memory) carries more requests while one of its listen
-/// streams is open, so only its listen streams are looked at.
-fn in_use(session: &Session, id: &RequestId) -> bool {
-    session.in_flight.contains(id)
-        || (session.is_connection() && session.server.listen.contains(session.key, id))
+/// BASE-2: `true` while `id` names an open listen stream of this session,
+/// which is a request still running. Only a connection (stdio, memory)
+/// carries more requests while one of its listen streams is open, so only
+/// its streams are looked at.
+fn listening_on(session: &Session, id: &RequestId) -> bool {
+    session.is_connection() && session.server.listen.contains(session.key, id)
 }
 
 /// Enters a handler request in the in-flight table and hands it out.
