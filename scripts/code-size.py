@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Longest functions and files under src/ (the limits in STYLE.md: no
+"""Longest functions and files under src/ (the limits in docs/STYLE.md: no
 function over 80 lines, no file over 700).
 
 Usage: python3 scripts/code-size.py [ROOT] [--top N]

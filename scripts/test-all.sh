@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it:
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
-#   warnings, the size limits of STYLE.md (functions, files), the TypeScript and
+#   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
 #   Python SDK interop tests over stdio and HTTP, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
 #   example, a build with Debian's rustc 1.63 (locked), a build at the
@@ -13,7 +13,7 @@
 #   --quick   only the cargo and size steps (no npm, no MSRV toolchain)
 #
 # Every step runs even if an earlier one failed; the last line is
-# "N passed, M failed" counting steps, and the exit status is 1 if any failed.
+# "steps: N passed, M failed" counting steps, and the exit status is 1 if any failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -157,9 +157,19 @@ impl InFlightTable {
         Some(entry)
     }
 
-    /// Takes and cancels every entry (end of input, shutdown).
-    pub(crate) fn cancel_all(&self, reason: &str) -> Vec<InFlight> {
-        let entries: Vec<InFlight> = self.map.lock().drain().map(|(_, e)| e).collect();
+    /// Takes and cancels every entry (end of input, shutdown) but `spare`
+    /// (the request whose handler is ending the server, which still
+    /// answers).
+    pub(crate) fn cancel_all_but(&self, reason: &str, spare: Option<&RequestId>) -> Vec<InFlight> {
+        let entries: Vec<InFlight> = {
+            let mut map = self.map.lock();
+            let ids: Vec<RequestId> = map
+                .keys()
+                .filter(|id| Some(*id) != spare)
+                .cloned()
+                .collect();
+            ids.iter().filter_map(|id| map.remove(id)).collect()
+        };
         for entry in &entries {
             entry.flag.cancel(Some(reason.to_string()));
         }

@@ -261,7 +261,13 @@ impl Session {
     /// left (LISTEN-12), with their result when the server ends them
     /// (LISTEN-11).
     pub(crate) fn close(&self, reason: &str, by: Closing) {
-        for entry in self.in_flight.cancel_all(reason) {
+        self.close_sparing(reason, by, None)
+    }
+
+    /// [`close`](Self::close), but request `spare` runs on and answers: the
+    /// request whose handler is stopping the server.
+    pub(crate) fn close_sparing(&self, reason: &str, by: Closing, spare: Option<&RequestId>) {
+        for entry in self.in_flight.cancel_all_but(reason, spare) {
             self.cancel_nested(entry.nested, Some(reason), None);
             entry.sink.end();
         }

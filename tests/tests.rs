@@ -1,4 +1,4 @@
-//! Integration tests, one binary (STYLE.md section 5).
+//! Integration tests, one binary (docs/STYLE.md section 5).
 //!
 //! `memory` drives the real dispatcher through [`tiny_mcp::MemoryClient`];
 //! `stdio` spawns the `everything` example as a child process and speaks

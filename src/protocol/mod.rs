@@ -56,7 +56,8 @@ pub enum Era {
 
 /// Protocol version strings.
 pub mod versions {
-    /// The newest handshake revision, and the one this crate implements.
+    /// The newest revision with the `initialize` handshake (the crate also
+    /// serves 2026-07-28, [`V2026_07_28`]).
     pub const V2025_11_25: &str = "2025-11-25";
     /// 2025-06-18.
     pub const V2025_06_18: &str = "2025-06-18";

@@ -119,6 +119,8 @@ impl RequestContext {
 
     /// The era of this request: [`Era::V2025_11_25`] on a session opened by
     /// `initialize` (the server can send requests to the client and wait),
+    /// and for every request of the 2025-11-25 stateless HTTP mode
+    /// ([`HttpServerBuilder::stateless`](crate::HttpServerBuilder::stateless));
     /// [`Era::V2026_07_28`] for a request that carries its own envelope
     /// (the server asks for input with `input_required` instead).
     pub fn era(&self) -> Era {

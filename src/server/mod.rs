@@ -28,6 +28,7 @@ pub use registry::TemplateVariables;
 pub(crate) use builder::Config;
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
+pub(crate) use run::current_request;
 pub(crate) use sink::{ChannelSink, NullSink, Sink};
 
 use std::collections::HashMap;

@@ -17,7 +17,7 @@ use super::methods::{Answer, Failure};
 use super::registry::Resolved;
 use super::{RequestOutcome, RequestStatus};
 use crate::cancel::CancellationFlag;
-use crate::jsonrpc::{ErrorObject, Message, Request, Response};
+use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, Era, GetPromptRequestParams,
     ReadResourceRequestParams,
@@ -59,6 +59,7 @@ impl Job {
             sink: Arc::clone(&sink),
             link,
         };
+        let running = Running::enter(session.key(), &request.id);
         let outcome =
             catch_unwind(AssertUnwindSafe(|| call(&ctx, params))).unwrap_or_else(|panic| {
                 let what = panic
@@ -71,10 +72,39 @@ impl Job {
                     "the handler failed unexpectedly",
                 )))
             });
+        drop(running);
         let answer = conclude(&ctx, &request, outcome);
         drop(ctx);
         finish(&session, request, &flag, &sink, started, answer);
     }
+}
+
+thread_local! {
+    /// The request whose handler runs on this thread: (session key, id).
+    static CURRENT: std::cell::RefCell<Option<(u64, RequestId)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks a handler run on this thread for [`current_request`].
+struct Running;
+
+impl Running {
+    fn enter(session: u64, id: &RequestId) -> Running {
+        CURRENT.with(|current| *current.borrow_mut() = Some((session, id.clone())));
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
+/// The request whose handler runs on the calling thread, as (session key,
+/// request id): a transport stopping the server from inside a handler
+/// spares that request, so that it still answers.
+pub(crate) fn current_request() -> Option<(u64, RequestId)> {
+    CURRENT.with(|current| current.borrow().clone())
 }
 
 /// The answer a handler run gives in the request's era: 2026-07-28 results

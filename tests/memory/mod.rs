@@ -419,7 +419,7 @@ fn missing_arguments_reach_the_handler_as_an_empty_object() {
     );
 }
 
-// STYLE.md section 3 (handler panic -> INTERNAL_ERROR; the connection lives
+// docs/STYLE.md section 3 (handler panic -> INTERNAL_ERROR; the connection lives
 // on), basic "Error codes" -32603.
 #[test]
 fn handler_panic_is_internal_error_and_the_session_lives_on() {
@@ -1266,7 +1266,7 @@ fn adding_and_removing_tools_sends_list_changed() {
     assert!(sent.is_empty(), "removing nothing sent {:?}", sent);
 }
 
-// STYLE.md section 2 (instrumentation hook), basic "Error codes": the hook
+// docs/STYLE.md section 2 (instrumentation hook), basic "Error codes": the hook
 // reports method, duration and outcome (ok, error code) for each request.
 #[test]
 fn request_hook_reports_method_duration_and_outcome() {

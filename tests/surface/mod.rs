@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tiny_mcp::{CallToolResult, ErrorKind, HttpServer, JsonObject, RequestContext, Server, Tool};
 
-use crate::support::http::{call_body, send, Req};
+use crate::support::http::{call_body, open_session_on, send, Conn, Req, Response};
 
 fn echo_server() -> Server {
     Server::builder("surface", "1.0.0")
@@ -81,18 +81,16 @@ fn serve_io_reports_a_panicking_writer() {
     }
 }
 
-// HttpServer::shutdown from inside a handler (a tool that stops the
-// server) answers the call, does not panic ("Resource deadlock avoided"),
-// and leaves join() on the owner's thread to finish the clean-up.
-#[test]
-fn a_handler_can_stop_its_own_http_server() {
+/// Serves a server whose `stop` tool calls `HttpServer::shutdown` on its
+/// own server; returns the server and its address.
+fn stoppable(stateless: bool) -> (Arc<HttpServer>, std::net::SocketAddr) {
     let slot: Arc<Mutex<Option<Arc<HttpServer>>>> = Arc::new(Mutex::new(None));
     let handler_slot = Arc::clone(&slot);
     let server = Server::builder("surface", "1.0.0")
         .tool(
             Tool::new("stop", json!({"type": "object"})),
             move |_: &RequestContext, _: JsonObject| {
-                let http = handler_slot.lock().ok().and_then(|s| s.clone());
+                let http = handler_slot.lock().ok().and_then(|mut s| s.take());
                 match http {
                     Some(http) => {
                         http.shutdown();
@@ -103,28 +101,49 @@ fn a_handler_can_stop_its_own_http_server() {
             },
         )
         .build();
-    let http = match server.http().stateless(true).serve("127.0.0.1:0") {
+    let http = match server.http().stateless(stateless).serve("127.0.0.1:0") {
         Ok(http) => Arc::new(http),
         Err(e) => panic!("cannot serve: {}", e),
     };
     let addr = http.local_addr();
     *slot.lock().unwrap() = Some(Arc::clone(&http));
-    let response = send(
-        addr,
-        &Req::post(call_body(json!(1), "stop", None)),
-        "the stop tool's answer",
-    );
+    (http, addr)
+}
+
+/// Asserts that the stop call was answered, then that the server stopped.
+fn expect_stopped(http: Arc<HttpServer>, addr: std::net::SocketAddr, response: Response) {
     response.expect_status(200, "tools/call stop");
     let answer = response
         .messages()
         .into_iter()
-        .find(|m| m["id"] == 1)
-        .expect("the response to the stop call");
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no response to the stop call: {:?}", response.head));
     assert_eq!(answer["result"]["content"][0]["text"], "stopping");
-    slot.lock().unwrap().take();
     assert!(http.join().is_ok(), "join after a handler's shutdown");
     assert!(
         std::net::TcpStream::connect(addr).is_err(),
         "the listener is still open after shutdown"
     );
+}
+
+// HttpServer::shutdown from inside a handler (a tool that stops the
+// server) answers the call, does not panic ("Resource deadlock avoided"),
+// and leaves join() on the owner's thread to finish the clean-up: in the
+// stateless mode, and on a session with an SSE or a JSON answer.
+#[test]
+fn a_handler_can_stop_its_own_http_server() {
+    let (http, addr) = stoppable(true);
+    let call = Req::post(call_body(json!(2), "stop", None));
+    let response = send(addr, &call, "the stop tool's answer (stateless)");
+    expect_stopped(http, addr, response);
+    for accept in ["application/json, text/event-stream", "application/json"] {
+        let (http, addr) = stoppable(false);
+        let mut conn = Conn::open(addr);
+        let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+        let call = Req::post(call_body(json!(2), "stop", None))
+            .session(&session)
+            .header("Accept", accept);
+        let response = conn.request(&call, "the stop tool's answer (session)");
+        expect_stopped(http, addr, response);
+    }
 }

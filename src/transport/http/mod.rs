@@ -39,7 +39,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::pool::WorkerPool;
-use crate::server::ServerInner;
+use crate::jsonrpc::RequestId;
+use crate::server::{current_request, ServerInner};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 pub(crate) use sessions::{HttpSession, Lookup};
@@ -332,9 +333,11 @@ impl HttpServer {
             }
         }
         if self.shared.pool.is_current_worker() {
-            // Called from a handler: the connections and workers finish on
-            // their own once it returns (one of them waits for its
-            // response); a later `join` elsewhere completes the clean-up.
+            // Called from a handler: its request is spared and still
+            // answers; the connections and workers finish on their own once
+            // it returns (one of them waits for its response), and a later
+            // `join` elsewhere completes the clean-up.
+            *self.shared.spared.lock() = current_request();
             self.shared.close_sessions();
             return Ok(());
         }
@@ -377,6 +380,9 @@ pub(crate) struct Shared {
     /// The per-request sessions that hold a `subscriptions/listen` stream
     /// open, by session key, so that shutdown ends them (LISTEN-11).
     pub(crate) listening: Mutex<HashMap<u64, Arc<Session>>>,
+    /// The request whose handler stopped the server, as (session key, id):
+    /// shutdown spares it so that it still answers.
+    spared: Mutex<Option<(u64, RequestId)>>,
 }
 
 impl Shared {
@@ -394,6 +400,7 @@ impl Shared {
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
             listening: Mutex::new(HashMap::new()),
+            spared: Mutex::new(None),
         }
     }
 
@@ -407,8 +414,13 @@ impl Shared {
     fn close_sessions(&self) {
         let sessions: Vec<Arc<HttpSession>> =
             self.sessions.lock().drain().map(|(_, s)| s).collect();
+        let spared = self.spared.lock().clone();
         for session in &sessions {
-            session.close("the server is shutting down", Closing::ServerEnds);
+            let spare = spared
+                .as_ref()
+                .filter(|(key, _)| *key == session.core.key())
+                .map(|(_, id)| id);
+            session.close_sparing("the server is shutting down", Closing::ServerEnds, spare);
         }
         // LISTEN-11: listen streams end with their result.
         let listening: Vec<Arc<Session>> = self.listening.lock().values().cloned().collect();

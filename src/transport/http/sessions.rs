@@ -104,9 +104,17 @@ impl HttpSession {
 
     /// Ends the session: cancels its requests and ends its streams.
     pub(crate) fn close(&self, reason: &str, by: Closing) {
-        self.core.close(reason, by);
+        self.close_sparing(reason, by, None)
+    }
+
+    /// [`close`](Self::close), but request `spare` runs on and its stream
+    /// stays attached (its handler is stopping the server).
+    pub(crate) fn close_sparing(&self, reason: &str, by: Closing, spare: Option<&RequestId>) {
+        self.core.close_sparing(reason, by, spare);
         for stream in self.streams.lock().list.iter() {
-            stream.detach();
+            if spare.is_none() || stream.response_to.as_ref() != spare {
+                stream.detach();
+            }
         }
     }
 }
