@@ -184,7 +184,7 @@ fn dispatch(
         }
     };
     match method.runs {
-        Runs::Inline(answer) => {
+        Runs::Inline(answer) if !in_use(session, &request.id) => {
             let answer = answer(session, request.params.take());
             let answer = match &envelope {
                 Some(_) => answer.map(|v| session.server.decorate(v, method)),
@@ -196,9 +196,7 @@ fn dispatch(
         Runs::Worker(call) if !listening_on(session, &request.id) => {
             begin(session, (method, call), request, envelope, sink, started)
         }
-        Runs::Listen
-            if !listening_on(session, &request.id) && !session.in_flight.contains(&request.id) =>
-        {
+        Runs::Listen if !in_use(session, &request.id) => {
             match open_listen(session, &request, sink) {
                 Ok(key) => Received::Listening(key),
                 Err(error) => respond(session, request, started, Err(error)),
@@ -214,6 +212,12 @@ fn dispatch(
             )
         }
     }
+}
+
+/// BASE-2: `true` while `id` names a request of this session still running:
+/// one in flight, or an open listen stream.
+fn in_use(session: &Session, id: &RequestId) -> bool {
+    session.in_flight.contains(id) || listening_on(session, id)
 }
 
 /// BASE-2: `true` while `id` names an open listen stream of this session,

@@ -163,15 +163,25 @@ pub trait RequestStateCodec: Send + Sync + 'static {
 /// holds at most a number of entries (default 10,000; when full, expired
 /// entries and then the oldest go). A retry must reach the same process.
 pub struct ServerStateStore {
-    entries: Mutex<HashMap<String, (Instant, Value)>>,
+    entries: Mutex<Entries>,
     ttl: Duration,
     max_entries: usize,
+    max_bytes: usize,
+}
+
+/// The stored states, with their serialized sizes added up.
+#[derive(Default)]
+struct Entries {
+    map: HashMap<String, (Instant, usize, Value)>,
+    bytes: usize,
 }
 
 impl fmt::Debug for ServerStateStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entries = self.entries.lock();
         f.debug_struct("ServerStateStore")
-            .field("entries", &self.entries.lock().len())
+            .field("entries", &entries.map.len())
+            .field("bytes", &entries.bytes)
             .field("ttl", &self.ttl)
             .finish()
     }
@@ -179,13 +189,25 @@ impl fmt::Debug for ServerStateStore {
 
 impl ServerStateStore {
     /// A store whose entries live `ttl` and that holds at most
-    /// `max_entries`.
+    /// `max_entries`, and at most 64 MiB of states (see
+    /// [`with_max_bytes`](Self::with_max_bytes)).
     pub fn new(ttl: Duration, max_entries: usize) -> ServerStateStore {
         ServerStateStore {
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(Entries::default()),
             ttl,
             max_entries: max_entries.max(1),
+            max_bytes: 64 * 1024 * 1024,
         }
+    }
+
+    /// Bounds the states held by their size as JSON, in bytes: past it the
+    /// oldest go first, and a single state larger than the bound is
+    /// refused (the request then fails with `-32603`). A peer controls
+    /// what a state holds (its answers, the request's arguments), so the
+    /// count alone bounds nothing. Defaults to 64 MiB.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> ServerStateStore {
+        self.max_bytes = max_bytes;
+        self
     }
 }
 
@@ -195,32 +217,53 @@ impl Default for ServerStateStore {
     }
 }
 
+impl Entries {
+    /// Drops expired entries, then the oldest, until `size` more bytes
+    /// and one more entry fit.
+    fn make_room(&mut self, size: usize, store: &ServerStateStore, now: Instant) {
+        let full =
+            |e: &Entries| e.map.len() >= store.max_entries || e.bytes + size > store.max_bytes;
+        if full(self) {
+            let ttl = store.ttl;
+            self.map
+                .retain(|_, (at, _, _)| now.duration_since(*at) < ttl);
+            self.bytes = self.map.values().map(|(_, n, _)| n).sum();
+        }
+        while full(self) && !self.map.is_empty() {
+            let oldest = self
+                .map
+                .iter()
+                .min_by_key(|(_, (at, _, _))| *at)
+                .map(|(k, _)| k.clone());
+            if let Some((_, n, _)) = oldest.and_then(|k| self.map.remove(&k)) {
+                self.bytes -= n;
+            }
+        }
+    }
+}
+
 impl RequestStateCodec for ServerStateStore {
     fn encode(&self, state: &Value) -> Result<String, Error> {
+        let size = serde_json::to_vec(state).map(|v| v.len()).unwrap_or(0);
+        if size > self.max_bytes {
+            return Err(Error::msg(format!(
+                "the request's state is {} bytes; the store holds at most {}",
+                size, self.max_bytes
+            )));
+        }
         let key = uuid::Uuid::new_v4().simple().to_string();
         let now = Instant::now();
         let mut entries = self.entries.lock();
-        if entries.len() >= self.max_entries {
-            let ttl = self.ttl;
-            entries.retain(|_, (at, _)| now.duration_since(*at) < ttl);
-            if entries.len() >= self.max_entries {
-                let oldest = entries
-                    .iter()
-                    .min_by_key(|(_, (at, _))| *at)
-                    .map(|(k, _)| k.clone());
-                if let Some(oldest) = oldest {
-                    entries.remove(&oldest);
-                }
-            }
-        }
-        entries.insert(key.clone(), (now, state.clone()));
+        entries.make_room(size, self, now);
+        entries.bytes += size;
+        entries.map.insert(key.clone(), (now, size, state.clone()));
         Ok(key)
     }
 
     fn decode(&self, token: &str) -> Result<Value, Error> {
         let entries = self.entries.lock();
-        match entries.get(token) {
-            Some((at, state)) if at.elapsed() < self.ttl => Ok(state.clone()),
+        match entries.map.get(token) {
+            Some((at, _, state)) if at.elapsed() < self.ttl => Ok(state.clone()),
             Some(_) => Err(Error::invalid_params("requestState expired")),
             None => Err(Error::invalid_params("unknown or tampered requestState")),
         }
@@ -411,6 +454,18 @@ mod tests {
             store.decode(&first).is_err(),
             "the oldest entry was dropped"
         );
+    }
+
+    // Limits: a peer cannot grow the store past its byte bound.
+    #[test]
+    fn store_is_bounded_in_bytes() {
+        let store = ServerStateStore::new(Duration::from_secs(60), 100).with_max_bytes(100);
+        let big = Value::from("x".repeat(60));
+        let first = store.encode(&big).unwrap();
+        let second = store.encode(&big).unwrap();
+        assert!(store.decode(&first).is_err(), "the oldest made room");
+        assert!(store.decode(&second).is_ok());
+        assert!(store.encode(&Value::from("y".repeat(200))).is_err());
     }
 
     #[test]

@@ -261,6 +261,11 @@ fn a_live_listen_id_cannot_be_reused() {
     client.send(Message::from_value(call).unwrap());
     let refused = read_message(&mut client, "the answer to a call with id 5");
     assert_eq!(code(&refused), -32600, "{}", refused);
+    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+        "params": modern(json!({}), json!({}))});
+    client.send(Message::from_value(list).unwrap());
+    let refused = read_message(&mut client, "the answer to a list with id 5");
+    assert_eq!(code(&refused), -32600, "an inline request too: {}", refused);
     server.handle().close_listen_streams();
     let result = read_message(&mut client, "the listen stream's result");
     assert_eq!(result["result"]["resultType"], "complete", "{}", result);

@@ -265,3 +265,63 @@ fn end_of_input_cancels_slow_handlers_after_the_grace() {
         answers
     );
 }
+
+// RFC 9110 §8.6, RFC 9112 §7.1 (DESIGN.md §6: framing two parsers could
+// read differently is refused): a signed Content-Length or chunk size, and
+// a chunk-size line ended by a bare LF, get 400 and the connection closes.
+#[test]
+fn signed_lengths_and_bare_lf_chunks_are_refused() {
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let requests = [
+        format!(
+            "{}{}",
+            post_head(addr, &format!("Content-Length: +{}\r\n", body.len())),
+            body
+        ),
+        format!(
+            "{}+{:x}\r\n{}\r\n0\r\n\r\n",
+            post_head(addr, "Transfer-Encoding: chunked\r\n"),
+            body.len(),
+            body
+        ),
+        format!(
+            "{}{:x}\n{}\r\n0\r\n\r\n",
+            post_head(addr, "Transfer-Encoding: chunked\r\n"),
+            body.len(),
+            body
+        ),
+    ];
+    for request in requests {
+        let answer = exchange(addr, request.as_bytes()).expect("the connection must close");
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "{:?}: {}",
+            request,
+            answer
+        );
+    }
+    http.shutdown();
+}
+
+// RFC 9112 §3.2.2: a server must accept the absolute form of a request
+// target (`POST http://host/mcp`).
+#[test]
+fn absolute_form_targets_are_served() {
+    let http = echo_server()
+        .http()
+        .stateless(true)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let head = post_head(
+        addr,
+        &format!("Content-Length: {}\r\nConnection: close\r\n", body.len()),
+    )
+    .replacen("POST /mcp ", &format!("POST http://{}/mcp ", addr), 1);
+    let answer = exchange(addr, format!("{}{}", head, body).as_bytes()).expect("an answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{}", answer);
+    http.shutdown();
+}

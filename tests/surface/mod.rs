@@ -4,6 +4,7 @@
 
 use std::io::{self, Cursor, Write};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::json;
 use tiny_mcp::{CallToolResult, ErrorKind, HttpServer, JsonObject, RequestContext, Server, Tool};
@@ -146,4 +147,55 @@ fn a_handler_can_stop_its_own_http_server() {
         let response = conn.request(&call, "the stop tool's answer (session)");
         expect_stopped(http, addr, response);
     }
+}
+
+// DESIGN.md §6 (time bounds), LC-7: a client that stops reading an SSE
+// stream cannot make HttpServer::shutdown wait for ever (or for the write
+// timeout): after the shutdown grace its socket is closed and every thread
+// is joined.
+#[test]
+fn shutdown_is_bounded_by_a_client_that_stops_reading() {
+    let (produced, all_produced) = crossbeam_channel::bounded::<()>(1);
+    let produced = Mutex::new(produced);
+    let server = Server::builder("surface", "1.0.0")
+        .tool(
+            Tool::new("flood", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                // 64 MiB of progress: far more than any socket buffers.
+                let text = "x".repeat(16 * 1024);
+                for step in 0..4096 {
+                    ctx.notify_progress(f64::from(step), None, Some(&text));
+                }
+                if let Ok(produced) = produced.lock() {
+                    let _ = produced.send(());
+                }
+                Ok(CallToolResult::text("flooded"))
+            },
+        )
+        .build();
+    let http = match server.http().serve("127.0.0.1:0") {
+        Ok(http) => http,
+        Err(e) => panic!("cannot serve: {}", e),
+    };
+    let addr = http.local_addr();
+    let mut conn = Conn::open(addr);
+    let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+    let call = Req::post(call_body(json!(2), "flood", Some("p"))).session(&session);
+    // Read only the head: the server's writer then blocks on a full socket.
+    let head = conn.start(&call, "the flood's stream head");
+    assert!(head.is_sse(), "{:?}", head);
+    if all_produced.recv_timeout(Duration::from_secs(20)).is_err() {
+        panic!("the flood tool never finished producing");
+    }
+    let (done, stopped) = crossbeam_channel::bounded(1);
+    let stopper = std::thread::spawn(move || {
+        http.shutdown();
+        let _ = done.send(http.join().is_ok());
+    });
+    match stopped.recv_timeout(Duration::from_secs(15)) {
+        Ok(joined) => assert!(joined, "join reported a failure"),
+        Err(_) => panic!("shutdown did not return within 15 s of a client that stopped reading"),
+    }
+    let _ = stopper.join();
+    drop(conn);
 }

@@ -13,6 +13,8 @@ use crate::jsonrpc::ErrorObject;
 
 pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(shared.config.connection_idle_timeout));
+    // A peer that stops reading cannot hold this thread past the limit.
+    let _ = stream.set_write_timeout(Some(shared.config.write_timeout));
     let read_half = match stream.try_clone() {
         Ok(s) => s,
         Err(_) => return,

@@ -34,9 +34,9 @@ use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, T
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::RequestId;
@@ -53,7 +53,7 @@ pub(crate) use sessions::{HttpSession, Lookup};
 /// # Example
 ///
 /// ```no_run
-/// use std::time::Duration;
+/// use std::time::{Duration, Instant};
 /// use tiny_mcp::Server;
 ///
 /// let server = Server::builder("demo", "1.0.0").build();
@@ -91,6 +91,8 @@ pub(crate) struct HttpConfig {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_connections: usize,
     pub(crate) connection_idle_timeout: Duration,
+    pub(crate) write_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Default for HttpConfig {
@@ -113,6 +115,8 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             max_connections: 4096,
             connection_idle_timeout: Duration::from_secs(300),
+            write_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(1),
         }
     }
 }
@@ -236,6 +240,22 @@ impl HttpServerBuilder {
     /// Defaults to 5 minutes.
     pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
         self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// How long one write to a client may block (a client that stops
+    /// reading a stream): past it the connection is closed, and a 2025-11-25
+    /// stream stays replayable. Defaults to 30 s.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.config.write_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long [`HttpServer::shutdown`] lets connections finish writing
+    /// what their streams ended with (listen results, final events) before
+    /// it closes them. Defaults to 1 s.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.config.shutdown_grace = grace;
         self
     }
 
@@ -375,6 +395,8 @@ pub(crate) struct Shared {
     /// A clone of each open connection's socket, to unblock it at shutdown;
     /// the connection removes its own when it ends.
     sockets: Mutex<HashMap<u64, TcpStream>>,
+    /// Signalled when a connection removes its socket.
+    socket_closed: Condvar,
     connections: Mutex<HashMap<u64, JoinHandle<()>>>,
     next_connection: AtomicU64,
     /// The per-request sessions that hold a `subscriptions/listen` stream
@@ -397,6 +419,7 @@ impl Shared {
             stopping: AtomicBool::new(false),
             sessions: Mutex::new(HashMap::new()),
             sockets: Mutex::new(HashMap::new()),
+            socket_closed: Condvar::new(),
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
             listening: Mutex::new(HashMap::new()),
@@ -432,11 +455,32 @@ impl Shared {
         }
     }
 
+    /// Gives connections the shutdown grace to finish what they write, then
+    /// closes the sockets of those still open (a client that stopped
+    /// reading leaves its writer blocked until then).
+    fn close_sockets_after_grace(&self) {
+        let deadline = Instant::now() + self.config.shutdown_grace;
+        let mut sockets = self.sockets.lock();
+        while !sockets.is_empty() {
+            if self
+                .socket_closed
+                .wait_until(&mut sockets, deadline)
+                .timed_out()
+            {
+                break;
+            }
+        }
+        for socket in sockets.values() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
     /// Shutdown's clean-up: ends every session and listen stream, unblocks
     /// and joins the connection threads (but the caller's own), and joins
     /// the workers. Returns the name of a thread that panicked.
     fn close_everything(&self) -> Result<(), String> {
         self.close_sessions();
+        self.close_sockets_after_grace();
         let connections: Vec<JoinHandle<()>> =
             self.connections.lock().drain().map(|(_, c)| c).collect();
         let me = thread::current().id();
@@ -504,6 +548,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
                 if let Some(socket) = conn_shared.sockets.lock().remove(&key) {
                     let _ = socket.shutdown(Shutdown::Both);
                 }
+                conn_shared.socket_closed.notify_all();
             });
         match spawned {
             Ok(handle) => {

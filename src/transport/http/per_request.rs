@@ -237,6 +237,14 @@ pub(super) fn post(
         Message::Request(request) => request,
     };
     let id = Some(request.id.clone());
+    // HTTP-6 step 7 before step 8: a repeated routing header wins over a
+    // bad envelope.
+    let repeated = ["mcp-protocol-version", "mcp-method", "mcp-name"]
+        .iter()
+        .try_for_each(|name| single(http, name).map(|_| ()));
+    if let Err(error) = repeated {
+        return Answer::error(status_of(error.code), id, error);
+    }
     let checked = envelope::read_envelope(request.params.as_ref()).and_then(|envelope| {
         check_headers(shared, http, &request, &envelope.version)?;
         envelope::check_version(&envelope.version)?;

@@ -136,7 +136,7 @@ fn on_session(
 }
 
 /// One message as the whole answer: JSON when the client takes it, else a
-/// one-event SSE stream.
+/// one-event SSE stream without an event id.
 fn single(
     accepts: Accepts,
     status: u16,
@@ -158,10 +158,10 @@ fn single(
             },
             Outgoing::End,
         ],
-        framing: Framing::WithIds {
-            stream_id: 0,
-            priming: None,
-            resumable: None,
+        // No event id: the answer is whole, nothing can resume it, and
+        // ids are unique per session (HTTP-14).
+        framing: Framing::Plain {
+            json_if_first: false,
         },
         on_close: OnClose::Nothing,
         headers,
@@ -521,6 +521,20 @@ mod tests {
             &http("POST", &[("mcp-session-id", &id)], list.clone()),
         ));
         assert_eq!(body(&listed)["result"]["tools"][0]["name"], "echo");
+        // HTTP-14: an SSE-only client's one-event answer carries no id.
+        let sse_only = [
+            ("mcp-session-id", id.as_str()),
+            ("accept", "text/event-stream"),
+        ];
+        match route(&shared, &http("POST", &sse_only, list.clone())) {
+            Answer::Stream(stream) => assert!(matches!(
+                stream.framing,
+                Framing::Plain {
+                    json_if_first: false
+                }
+            )),
+            Answer::Whole(r) => panic!("expected one SSE event, got {}", r.status),
+        }
         let missing = whole(route(&shared, &http("POST", &[], list)));
         assert_eq!(missing.status, 400);
         let get = whole(route(&shared, &http("GET", &[], Value::Null)));
@@ -566,6 +580,16 @@ mod tests {
             &http("POST", &wrong_name, modern_call("echo")),
         ));
         assert_eq!(response.status, 400);
+        assert_eq!(body(&response)["error"]["code"], -32020);
+        // HTTP-6: a repeated routing header (step 7) wins over a missing
+        // envelope (step 8).
+        let mut bare = modern_call("echo");
+        bare["params"]["_meta"] = Value::Null;
+        let mut twice = http("POST", &MODERN, bare);
+        twice
+            .headers
+            .push(("mcp-method".into(), "tools/call".into()));
+        let response = whole(route(&shared, &twice));
         assert_eq!(body(&response)["error"]["code"], -32020);
         let mut unknown = modern_call("echo");
         unknown["method"] = json!("tools/unknown");

@@ -157,7 +157,7 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
     }
     let mut request = HttpRequest {
         method: parsed.method.unwrap_or("").to_string(),
-        path: target.split('?').next().unwrap_or("/").to_string(),
+        path: origin_path(target),
         headers: header_list,
         body: Vec::new(),
         keep_alive: false,
@@ -175,6 +175,20 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
         return Err(ReadError::Malformed("missing Host header"));
     }
     Ok(request)
+}
+
+/// The path of a request target without its query: origin-form
+/// (`/mcp?x`) or absolute-form (`http://host/mcp`, RFC 9112 §3.2.2, which
+/// a server must accept).
+fn origin_path(target: &str) -> String {
+    let target = match target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    {
+        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    };
+    target.split('?').next().unwrap_or("/").to_string()
 }
 
 /// How a request's body is framed.
@@ -211,9 +225,11 @@ fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadErro
         (true, None) => Ok(Body::Chunked),
         (false, None) => Ok(Body::Length(0)),
         (false, Some(v)) => {
-            let length = v
-                .parse::<usize>()
-                .map_err(|_| ReadError::Malformed("bad Content-Length"))?;
+            // RFC 9110 §8.6: 1*DIGIT (Rust's parse would also take `+1`).
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(ReadError::Malformed("bad Content-Length"));
+            }
+            let length = v.parse::<usize>().map_err(|_| ReadError::BodyTooLarge)?;
             if length > max_body {
                 Err(ReadError::BodyTooLarge)
             } else {
@@ -234,9 +250,20 @@ fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Ve
             .read_until(b'\n', &mut line)
             .map_err(ReadError::Io)?;
         let text = std::str::from_utf8(&line).map_err(|_| ReadError::Malformed("bad chunk"))?;
-        let size_text = text.trim().split(';').next().unwrap_or("");
-        let size = usize::from_str_radix(size_text, 16)
-            .map_err(|_| ReadError::Malformed("bad chunk size"))?;
+        // RFC 9112 §7.1: 1*HEXDIG, optional extensions, CRLF; nothing else
+        // (no sign, no bare LF) that another parser could read otherwise.
+        let text = text.strip_suffix("\r\n").ok_or(ReadError::Malformed(
+            "a chunk-size line does not end with CRLF",
+        ))?;
+        let size_text = text
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches([' ', '\t']);
+        if size_text.is_empty() || !size_text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(ReadError::Malformed("bad chunk size"));
+        }
+        let size = usize::from_str_radix(size_text, 16).map_err(|_| ReadError::BodyTooLarge)?;
         if size == 0 {
             // Trailers, up to the blank line.
             loop {
@@ -254,11 +281,17 @@ fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Ve
         if size > max_body.saturating_sub(body.len()) {
             return Err(ReadError::BodyTooLarge);
         }
+        // The body grows with the bytes that arrive, never with the size a
+        // peer announces.
         let start = body.len();
-        body.resize(start + size, 0);
-        reader
-            .read_exact(&mut body[start..])
+        let read = reader
+            .by_ref()
+            .take(size as u64)
+            .read_to_end(&mut body)
             .map_err(ReadError::Io)?;
+        if read != size || body.len() != start + size {
+            return Err(ReadError::Malformed("connection closed inside a chunk"));
+        }
         let mut crlf = [0u8; 2];
         reader.read_exact(&mut crlf).map_err(ReadError::Io)?;
         if &crlf != b"\r\n" {
