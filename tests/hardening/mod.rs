@@ -325,3 +325,33 @@ fn absolute_form_targets_are_served() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{}", answer);
     http.shutdown();
 }
+
+// HTTP-13, ELIC-1: a JSON answer carries no request to the client, so a
+// handler's elicitation on a client that accepts only JSON fails at once
+// (a tool error), instead of waiting for the client-request timeout.
+#[test]
+fn json_only_clients_fail_requests_to_the_client_at_once() {
+    use crate::support::http::{call_body, open_session_on, Conn, Req};
+    let server = Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("ask", json!({"type": "object"})),
+            |ctx: &RequestContext, _: JsonObject| {
+                let form =
+                    tiny_mcp::ElicitRequestFormParams::new("name?", json!({"type": "object"}));
+                ctx.elicit(form)?;
+                Ok(CallToolResult::text("answered"))
+            },
+        )
+        .build();
+    let http = server.http().serve("127.0.0.1:0").expect("serve");
+    let mut conn = Conn::open(http.local_addr());
+    let session = open_session_on(&mut conn, "2025-11-25", json!({"elicitation": {}}));
+    let call = Req::post(call_body(json!(2), "ask", None))
+        .session(&session)
+        .header("Accept", "application/json");
+    let response = conn.request(&call, "the answer of a JSON-only call that elicits");
+    response.expect_status(200, "tools/call ask");
+    let message = response.json();
+    assert_eq!(message["result"]["isError"], true, "{}", message);
+    http.shutdown();
+}

@@ -202,7 +202,10 @@ impl HttpServerBuilder {
 
     /// Answers every request with `application/json` instead of an SSE
     /// stream. Progress and log messages of a request are then dropped,
-    /// and requests to the client are impossible. Defaults to off.
+    /// and requests to the client (`elicit`, `create_message`,
+    /// `list_roots`) fail at once with
+    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed); so they do for a
+    /// client that accepts only `application/json`. Defaults to off.
     pub fn json_response(mut self, on: bool) -> Self {
         self.config.json_response = on;
         self

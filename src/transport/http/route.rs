@@ -234,6 +234,10 @@ fn serve_request(
         token,
         ..
     } = stream.attach(None);
+    let json_only = !accepts.sse || config.json_response;
+    if json_only {
+        stream.set_json_only();
+    }
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&stream)));
     match core.receive(Message::Request(request), &sink) {
         Received::Answered(response) => {
@@ -251,7 +255,7 @@ fn serve_request(
         }
         Received::Listening(_) | Received::Consumed => return Answer::status(202),
     }
-    let framing = if !accepts.sse || config.json_response {
+    let framing = if json_only {
         Framing::JsonWhenDone
     } else {
         Framing::WithIds {

@@ -121,6 +121,9 @@ pub(crate) struct Stream {
     state: Mutex<StreamState>,
     queue_len: usize,
     buffer_len: usize,
+    /// The answer is one JSON response: requests to the client cannot be
+    /// carried, and are refused at once instead of waiting for a timeout.
+    json_only: std::sync::atomic::AtomicBool,
 }
 
 struct StreamState {
@@ -153,6 +156,7 @@ impl Stream {
             }),
             queue_len: queue_len.max(1),
             buffer_len,
+            json_only: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -217,6 +221,17 @@ impl Stream {
         if matches!(&state.live, Some((t, _)) if *t == token) {
             state.live = None;
         }
+    }
+
+    /// Marks the stream as answered by one JSON response (HTTP-13: such an
+    /// answer carries no request to the client).
+    pub(crate) fn set_json_only(&self) {
+        self.json_only
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    fn is_json_only(&self) -> bool {
+        self.json_only.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// `true` while a writer is attached.
@@ -302,6 +317,9 @@ pub(crate) struct StreamSink(pub(crate) Arc<Stream>);
 
 impl Sink for StreamSink {
     fn send(&self, message: Message) -> bool {
+        if matches!(message, Message::Request(_)) && self.0.is_json_only() {
+            return false;
+        }
         self.0.push(&message)
     }
 
