@@ -39,6 +39,11 @@ impl Job {
             started,
             envelope,
         } = self;
+        if flag.is_cancelled() {
+            // Cancelled while it waited for a worker: the handler never
+            // runs, and the cancel already won (no response).
+            return finish(&session, request, &flag, &sink, started, Ok(Value::Null));
+        }
         let link = match envelope {
             Some(envelope) => match input::read_rounds(&session, &request) {
                 Ok(rounds) => ClientLink::Retry { envelope, rounds },

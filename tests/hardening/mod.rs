@@ -355,3 +355,48 @@ fn json_only_clients_fail_requests_to_the_client_at_once() {
     assert_eq!(message["result"]["isError"], true, "{}", message);
     http.shutdown();
 }
+
+// CAN-1, CAN-3: a request cancelled while it waits for a worker is not run
+// at all (and gets no response).
+#[test]
+fn a_job_cancelled_in_the_queue_never_runs() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (release, released) = crossbeam_channel::bounded::<()>(1);
+    let released = Mutex::new(released);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let server = Server::builder("hardening", "1.0.0")
+        .max_workers(1)
+        .tool(
+            Tool::new("block", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                if let Ok(released) = released.lock() {
+                    let _ = released.recv_timeout(WAIT);
+                }
+                Ok(CallToolResult::text("released"))
+            },
+        )
+        .tool(
+            Tool::new("count", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok(CallToolResult::text("counted"))
+            },
+        )
+        .build();
+    let mut client = server.connect_memory();
+    client.initialize(json!({})).expect("initialize");
+    let block = client.send_request("tools/call", Some(json!({"name": "block"})));
+    let queued = client.send_request("tools/call", Some(json!({"name": "count"})));
+    client.notify(
+        "notifications/cancelled",
+        Some(json!({"requestId": queued.to_value(), "reason": "changed my mind"})),
+    );
+    let _ = release.send(());
+    client
+        .wait_response(&block)
+        .expect("the blocking call answers");
+    let after = client.send_request("tools/call", Some(json!({"name": "count"})));
+    client.wait_response(&after).expect("the last call answers");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the cancelled job ran");
+}
