@@ -40,7 +40,11 @@ impl RequestId {
     pub fn from_value(value: &Value) -> Option<RequestId> {
         match value {
             Value::String(s) => Some(RequestId::String(s.clone())),
-            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            // JSON's `-0` is the integer zero, which serde reads as a float.
+            Value::Number(n) => n
+                .as_i64()
+                .or_else(|| n.as_f64().filter(|f| *f == 0.0).map(|_| 0))
+                .map(RequestId::Number),
             _ => None,
         }
     }
@@ -524,6 +528,16 @@ mod tests {
     fn fractional_id_is_invalid_request() {
         let err = parse(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).unwrap_err();
         assert_eq!(err.error.code, ErrorCode::INVALID_REQUEST);
+    }
+
+    // BASE-2: `-0` is JSON's integer zero, an id like `0` (serde reads it
+    // as the float -0.0, so a zero float reads as zero too).
+    #[test]
+    fn negative_zero_id_is_zero() {
+        match parse(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#) {
+            Ok(Message::Request(r)) => assert_eq!(r.id, RequestId::Number(0)),
+            other => panic!("expected a request, got {:?}", other),
+        }
     }
 
     // BASE-1: unparsable text is -32700 with id null.

@@ -79,7 +79,12 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
     }
     let message = match Message::parse(&request.body) {
         Ok(message) => message,
-        Err(e) => return Answer::error(400, e.id, e.error),
+        // A malformed response or notification is answered without an id:
+        // the client could take one for the answer to its own request.
+        Err(e) => {
+            let id = if e.silent { None } else { e.id };
+            return Answer::error(400, id, e.error);
+        }
     };
     let id = match &message {
         Message::Request(r) => Some(r.id.clone()),
@@ -504,6 +509,13 @@ mod tests {
         let response = whole(route(&shared, &broken));
         assert_eq!(response.status, 400);
         assert_eq!(body(&response)["error"]["code"], -32700);
+        // A malformed client response is answered without its id, which
+        // the client could take for the answer to its own request 3.
+        let both =
+            json!({"jsonrpc": "2.0", "id": 3, "result": {}, "error": {"code": 1, "message": "x"}});
+        let response = whole(route(&shared, &http("POST", &[], both)));
+        assert_eq!(response.status, 400);
+        assert_eq!(body(&response)["id"], Value::Null, "{:?}", body(&response));
     }
 
     // LC-1, HTTP-16..19: the handshake mints a session that later
