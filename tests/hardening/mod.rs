@@ -400,3 +400,95 @@ fn a_job_cancelled_in_the_queue_never_runs() {
     client.wait_response(&after).expect("the last call answers");
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the cancelled job ran");
 }
+
+/// User plus system CPU time of process `pid`, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid)).unwrap_or_default();
+    // Fields after the command name, which is in parentheses.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+// DESIGN.md §6: when the process runs out of file descriptors (EMFILE),
+// the acceptor backs off instead of spinning, logs once per episode, and
+// serves again as soon as descriptors free up.
+#[test]
+fn descriptor_exhaustion_backs_off_and_recovers() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let example = crate::support::example_path("everything");
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -n 40 && exec \"$0\" --http 127.0.0.1:0")
+        .arg(&example)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the example under ulimit -n 40");
+    let pid = child.id();
+    let mut stderr = io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    stderr
+        .read_line(&mut first)
+        .expect("the example's first line");
+    let addr: SocketAddr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {:?}", first));
+    let (lines, line_count) = crossbeam_channel::unbounded::<String>();
+    let log_reader = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    // Hold more connections than the process has descriptors.
+    let held: Vec<TcpStream> = (0..80)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    assert!(held.len() > 40, "only {} connections opened", held.len());
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2)); // a measurement window
+    let spent = cpu_ticks(pid) - before;
+    assert!(
+        spent < 50,
+        "the acceptor spun: {} ticks of CPU in 2 s",
+        spent
+    );
+    drop(held);
+    // Served again once descriptors are free (the pause is at most 1 s).
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let request = format!(
+        "{}{}",
+        post_head(
+            addr,
+            &format!("Content-Length: {}\r\nConnection: close\r\n", body.len())
+        ),
+        body
+    );
+    let answer = exchange(addr, request.as_bytes()).unwrap_or_default();
+    assert!(
+        answer.starts_with("HTTP/1.1 400"),
+        "not served again: {:?}",
+        answer
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = log_reader.join();
+    let logged: Vec<String> = line_count.try_iter().collect();
+    assert!(
+        logged.len() < 20,
+        "{} log lines: {:?}",
+        logged.len(),
+        &logged[..5.min(logged.len())]
+    );
+}

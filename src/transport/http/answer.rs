@@ -155,7 +155,7 @@ pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) 
 /// it. Returns an error when the client went away.
 pub(crate) fn write(
     answer: Answer,
-    out: &mut TcpStream,
+    out: &mut &TcpStream,
     keep_alive: bool,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -171,7 +171,7 @@ pub(crate) fn write(
 /// `on_close` says.
 fn write_events(
     stream: EventStream,
-    out: &mut TcpStream,
+    out: &mut &TcpStream,
     keep_alive: bool,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -283,7 +283,7 @@ fn closed(on_close: OnClose) {
     }
 }
 
-fn finish_replay(out: &mut TcpStream, mut pending: Vec<u8>) -> io::Result<()> {
+fn finish_replay(out: &mut &TcpStream, mut pending: Vec<u8>) -> io::Result<()> {
     // The resumed stream had finished: replay it whole and end.
     wire::push_last_chunk(&mut pending);
     out.write_all(&pending)?;
@@ -328,7 +328,7 @@ fn first_message(
 /// JSON mode: wait for the response, drop what comes before it.
 fn json_when_done(
     receiver: &Receiver<Outgoing>,
-    out: &mut TcpStream,
+    out: &mut &TcpStream,
     keep_alive: bool,
 ) -> io::Result<()> {
     let mut last = None;
@@ -369,7 +369,7 @@ struct Pump<'a> {
 impl Pump<'_> {
     /// Writes `pending`, then events as they come, until the stream ends.
     /// Returns `true` when it ended with its response delivered.
-    fn run(&self, out: &mut TcpStream, mut pending: Vec<u8>) -> io::Result<bool> {
+    fn run(&self, out: &mut &TcpStream, mut pending: Vec<u8>) -> io::Result<bool> {
         let tick = self.tick;
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();

@@ -11,15 +11,14 @@ use super::wire::{self, ReadError};
 use super::Shared;
 use crate::jsonrpc::ErrorObject;
 
-pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: TcpStream) {
+/// Serves one connection until it ends. Reads and writes go through the
+/// one socket (`&TcpStream` is both `Read` and `Write`), so a connection
+/// holds one file descriptor.
+pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
     let _ = stream.set_read_timeout(Some(shared.config.connection_idle_timeout));
     // A peer that stops reading cannot hold this thread past the limit.
     let _ = stream.set_write_timeout(Some(shared.config.write_timeout));
-    let read_half = match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    };
-    let mut reader = BufReader::new(read_half);
+    let mut reader = BufReader::new(stream);
     let mut out = stream;
     loop {
         if shared.stopping() {

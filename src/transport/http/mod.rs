@@ -397,7 +397,7 @@ pub(crate) struct Shared {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     /// A clone of each open connection's socket, to unblock it at shutdown;
     /// the connection removes its own when it ends.
-    sockets: Mutex<HashMap<u64, TcpStream>>,
+    sockets: Mutex<HashMap<u64, Arc<TcpStream>>>,
     /// Signalled when a connection removes its socket.
     socket_closed: Condvar,
     connections: Mutex<HashMap<u64, JoinHandle<()>>>,
@@ -509,44 +509,44 @@ impl Shared {
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
+    let mut backoff = Backoff::default();
     for stream in listener.incoming() {
         if shared.stopping() {
             break;
         }
         let stream = match stream {
-            Ok(s) => s,
+            Ok(s) => {
+                backoff.recovered();
+                s
+            }
             Err(e) => {
-                log::warn!("accept failed: {}", e);
-                if e.kind() == io::ErrorKind::Other {
-                    thread::sleep(Duration::from_millis(10));
-                }
+                backoff.failed(&e);
                 continue;
             }
         };
         reap_finished(shared);
         if shared.sockets.lock().len() >= shared.config.max_connections {
             log::warn!("too many connections; refusing one");
-            let mut s = stream;
-            let _ = answer::write(answer::Answer::status(503), &mut s, false, &shared.config);
+            let _ = answer::write(
+                answer::Answer::status(503),
+                &mut &stream,
+                false,
+                &shared.config,
+            );
             continue;
         }
         let _ = stream.set_nodelay(true);
         let key = shared.next_connection.fetch_add(1, Ordering::Relaxed);
-        match stream.try_clone() {
-            Ok(control) => {
-                shared.sockets.lock().insert(key, control);
-            }
-            Err(e) => {
-                log::warn!("cannot use a connection: {}", e);
-                continue;
-            }
-        }
+        // One descriptor per connection: the connection thread and
+        // shutdown share the socket.
+        let stream = Arc::new(stream);
+        shared.sockets.lock().insert(key, Arc::clone(&stream));
         let conn_shared = Arc::clone(shared);
         let spawned = thread::Builder::new()
             .name(format!("tiny-mcp-http-conn-{}", key))
             .stack_size(256 * 1024)
             .spawn(move || {
-                conn::serve_connection(&conn_shared, stream);
+                conn::serve_connection(&conn_shared, &stream);
                 // Close the socket now, not when the acceptor next reaps.
                 if let Some(socket) = conn_shared.sockets.lock().remove(&key) {
                     let _ = socket.shutdown(Shutdown::Both);
@@ -561,6 +561,44 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
                 shared.sockets.lock().remove(&key);
                 log::error!("cannot start a connection thread: {}", e);
             }
+        }
+    }
+}
+
+/// The acceptor's pause after `accept()` fails for lack of descriptors or
+/// memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): it grows from 10 ms to 1 s,
+/// and each episode is logged once, so that exhaustion neither spins a core
+/// nor floods the log; serving resumes with the first accepted connection.
+#[derive(Debug, Default)]
+struct Backoff {
+    pause: Option<Duration>,
+}
+
+impl Backoff {
+    fn failed(&mut self, error: &io::Error) {
+        // EMFILE, ENFILE, ENOBUFS, ENOMEM on Linux and the BSDs.
+        let exhausted = matches!(
+            error.raw_os_error(),
+            Some(24) | Some(23) | Some(105) | Some(12) | Some(55)
+        );
+        if !exhausted {
+            log::warn!("accept failed: {}", error);
+            return;
+        }
+        let pause = match self.pause {
+            None => {
+                log::warn!("accept failed: {}; pausing until connections close", error);
+                Duration::from_millis(10)
+            }
+            Some(pause) => (pause * 2).min(Duration::from_secs(1)),
+        };
+        self.pause = Some(pause);
+        thread::sleep(pause);
+    }
+
+    fn recovered(&mut self) {
+        if self.pause.take().is_some() {
+            log::warn!("accepting connections again");
         }
     }
 }

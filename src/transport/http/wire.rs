@@ -57,7 +57,7 @@ pub(crate) enum ReadError {
 /// `Expect: 100-continue` and the body is acceptable, the interim
 /// `100 Continue` is written before the body is read.
 pub(crate) fn read_request(
-    reader: &mut BufReader<TcpStream>,
+    reader: &mut BufReader<&TcpStream>,
     max_body: usize,
 ) -> Result<HttpRequest, ReadError> {
     let head = read_head(reader)?;
@@ -89,7 +89,7 @@ pub(crate) fn read_request(
 }
 
 /// Reads up to the blank line that ends the head, within `MAX_HEAD_BYTES`.
-fn read_head(reader: &mut BufReader<TcpStream>) -> Result<Vec<u8>, ReadError> {
+fn read_head(reader: &mut BufReader<&TcpStream>) -> Result<Vec<u8>, ReadError> {
     let mut head = Vec::with_capacity(1024);
     loop {
         let before = head.len();
@@ -239,7 +239,7 @@ fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadErro
     }
 }
 
-fn read_chunked(reader: &mut BufReader<TcpStream>, max_body: usize) -> Result<Vec<u8>, ReadError> {
+fn read_chunked(reader: &mut BufReader<&TcpStream>, max_body: usize) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
     let mut line = Vec::new();
     loop {
