@@ -492,3 +492,58 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
         &logged[..5.min(logged.len())]
     );
 }
+
+/// Sends `bytes` one at a time, `gap` apart, as a slow client does, then
+/// reads what the server answered before it closed.
+fn trickle(addr: SocketAddr, bytes: &[u8], gap: Duration) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    for byte in bytes {
+        if stream.write_all(&[*byte]).is_err() {
+            break; // The server closed the connection.
+        }
+        std::thread::sleep(gap); // The slow client's pace, not a wait for the server.
+    }
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+// RFC 9110 §15.5.9, DESIGN.md §6: a head or a body trickled byte by byte
+// cannot hold a connection past its deadline: 408, and the connection
+// closes, although no single read waited long.
+#[test]
+fn slow_heads_and_bodies_get_408() {
+    let http = echo_server()
+        .http()
+        .request_head_timeout(Duration::from_millis(300))
+        .request_body_timeout(Duration::from_millis(300))
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let head = post_head(addr, "Content-Length: 40\r\n");
+    let answer = trickle(addr, head.as_bytes(), Duration::from_millis(50));
+    assert!(
+        answer.starts_with("HTTP/1.1 408"),
+        "slow head: {:?}",
+        answer
+    );
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    stream.write_all(head.as_bytes()).expect("the head");
+    for _ in 0..40 {
+        if stream.write_all(b" ").is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50)); // The slow client's pace.
+    }
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    let answer = String::from_utf8_lossy(&out);
+    assert!(
+        answer.starts_with("HTTP/1.1 408"),
+        "slow body: {:?}",
+        answer
+    );
+    http.shutdown();
+}

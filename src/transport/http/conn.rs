@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::answer::{self, Answer};
 use super::route::route;
-use super::wire::{self, ReadError};
+use super::wire::{self, Limits, ReadError, Timed};
 use super::Shared;
 use crate::jsonrpc::ErrorObject;
 
@@ -15,29 +15,33 @@ use crate::jsonrpc::ErrorObject;
 /// one socket (`&TcpStream` is both `Read` and `Write`), so a connection
 /// holds one file descriptor.
 pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
-    let _ = stream.set_read_timeout(Some(shared.config.connection_idle_timeout));
     // A peer that stops reading cannot hold this thread past the limit.
     let _ = stream.set_write_timeout(Some(shared.config.write_timeout));
-    let mut reader = BufReader::new(stream);
+    let config = &shared.config;
+    let mut reader = BufReader::new(Timed::new(stream, config.connection_idle_timeout));
+    let limits = Limits {
+        max_body: config.max_body_bytes,
+        head_timeout: config.request_head_timeout,
+        body_timeout: config.request_body_timeout,
+    };
     let mut out = stream;
     loop {
         if shared.stopping() {
             return;
         }
-        let (answer, keep_alive) =
-            match wire::read_request(&mut reader, shared.config.max_body_bytes) {
-                Ok(request) => {
-                    let keep_alive = request.keep_alive && !shared.stopping();
-                    (route(shared, &request), keep_alive)
-                }
-                Err(ReadError::Closed) => return,
-                Err(ReadError::Io(e)) => {
-                    log::debug!("connection dropped inside a request: {}", e);
-                    return;
-                }
-                // The request cannot be read to its end: answer and close.
-                Err(error) => (unreadable(shared, error), false),
-            };
+        let (answer, keep_alive) = match wire::read_request(&mut reader, &limits) {
+            Ok(request) => {
+                let keep_alive = request.keep_alive && !shared.stopping();
+                (route(shared, &request), keep_alive)
+            }
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Io(e)) => {
+                log::debug!("connection dropped inside a request: {}", e);
+                return;
+            }
+            // The request cannot be read to its end: answer and close.
+            Err(error) => (unreadable(shared, error), false),
+        };
         match answer::write(answer, &mut out, keep_alive, &shared.config) {
             Ok(()) if keep_alive => continue,
             _ => return,
@@ -51,6 +55,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
 fn unreadable(shared: &Shared, error: ReadError) -> Answer {
     match error {
         ReadError::HeadTooLarge => Answer::status(431),
+        ReadError::TimedOut => Answer::status(408),
         ReadError::BodyTooLarge => {
             let error = ErrorObject::invalid_request(format!(
                 "request body too large: the limit is {} bytes",

@@ -93,6 +93,8 @@ pub(crate) struct HttpConfig {
     pub(crate) connection_idle_timeout: Duration,
     pub(crate) write_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) request_head_timeout: Duration,
+    pub(crate) request_body_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -117,6 +119,8 @@ impl Default for HttpConfig {
             connection_idle_timeout: Duration::from_secs(300),
             write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(1),
+            request_head_timeout: Duration::from_secs(30),
+            request_body_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -243,6 +247,23 @@ impl HttpServerBuilder {
     /// Defaults to 5 minutes.
     pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
         self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// How long a request's head may take, from its first byte to the
+    /// blank line that ends it (a peer trickling bytes is not idle). Past
+    /// it the request gets 408 and the connection is closed. Defaults to
+    /// 30 s (nginx's `client_header_timeout` is 60 s).
+    pub fn request_head_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_head_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a request's body may take once its head was read. Past it
+    /// the request gets 408 and the connection is closed. Defaults to 60 s
+    /// (4 MiB at 70 KB/s).
+    pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_body_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 

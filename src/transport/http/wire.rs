@@ -6,6 +6,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 /// Most bytes of request line and headers.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -46,8 +47,21 @@ pub(crate) enum ReadError {
     HeadTooLarge,
     /// The body is larger than the limit: answer 413 and close.
     BodyTooLarge,
+    /// The head or the body took longer than its deadline: answer 408 and
+    /// close.
+    TimedOut,
     /// An I/O error in the middle of a request.
     Io(io::Error),
+}
+
+impl ReadError {
+    /// An I/O error inside a request: a timeout is the peer's slowness.
+    fn from_body(error: io::Error) -> ReadError {
+        match error.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ReadError::TimedOut,
+            _ => ReadError::Io(error),
+        }
+    }
 }
 
 /// Reads the next request from `reader`; `max_body` bounds the body.
@@ -57,11 +71,16 @@ pub(crate) enum ReadError {
 /// `Expect: 100-continue` and the body is acceptable, the interim
 /// `100 Continue` is written before the body is read.
 pub(crate) fn read_request(
-    reader: &mut BufReader<&TcpStream>,
-    max_body: usize,
+    reader: &mut BufReader<Timed<'_>>,
+    limits: &Limits,
 ) -> Result<HttpRequest, ReadError> {
-    let head = read_head(reader)?;
-    let mut request = parse_head(&head)?;
+    let max_body = limits.max_body;
+    // The head's deadline starts with its first byte (a keep-alive wait
+    // before it is bounded by the idle timeout alone).
+    reader.get_mut().arm(limits.head_timeout);
+    let head = read_head(reader);
+    reader.get_mut().disarm();
+    let mut request = parse_head(&head?)?;
     let body = body_framing(&request, max_body)?;
     let expects_continue = request
         .header("expect")
@@ -71,25 +90,106 @@ pub(crate) fn read_request(
         Body::Length(n) => n > 0,
     };
     if expects_continue && has_body {
-        let stream = reader.get_mut();
+        let mut stream = reader.get_ref().stream;
         stream
             .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
             .map_err(ReadError::Io)?;
     }
-    request.body = match body {
-        Body::Chunked => read_chunked(reader, max_body)?,
-        Body::Length(0) => Vec::new(),
+    reader.get_mut().deadline(limits.body_timeout);
+    let body = match body {
+        Body::Chunked => read_chunked(reader, max_body),
+        Body::Length(0) => Ok(Vec::new()),
         Body::Length(length) => {
             let mut bytes = vec![0; length];
-            reader.read_exact(&mut bytes).map_err(ReadError::Io)?;
-            bytes
+            reader
+                .read_exact(&mut bytes)
+                .map(|()| bytes)
+                .map_err(ReadError::from_body)
         }
     };
+    reader.get_mut().disarm();
+    request.body = body?;
     Ok(request)
 }
 
+/// The bounds of one request: body size, and the time its head and its
+/// body may take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) max_body: usize,
+    pub(crate) head_timeout: Duration,
+    pub(crate) body_timeout: Duration,
+}
+
+/// The connection's reader: each read waits at most the idle timeout, and
+/// no longer than the deadline of the part of a request being read, so a
+/// peer that trickles bytes cannot hold the connection past it.
+pub(crate) struct Timed<'a> {
+    pub(crate) stream: &'a TcpStream,
+    idle: Duration,
+    /// Armed: a deadline that starts with the next byte read.
+    armed: Option<Duration>,
+    deadline: Option<Instant>,
+    /// The read timeout last set on the socket.
+    set: Option<Duration>,
+}
+
+impl<'a> Timed<'a> {
+    pub(crate) fn new(stream: &'a TcpStream, idle: Duration) -> Timed<'a> {
+        Timed {
+            stream,
+            idle,
+            armed: None,
+            deadline: None,
+            set: None,
+        }
+    }
+
+    fn arm(&mut self, limit: Duration) {
+        self.armed = Some(limit);
+        self.deadline = None;
+    }
+
+    fn deadline(&mut self, limit: Duration) {
+        self.armed = None;
+        self.deadline = Some(Instant::now() + limit);
+    }
+
+    fn disarm(&mut self) {
+        self.armed = None;
+        self.deadline = None;
+    }
+}
+
+impl Read for Timed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let timeout = match self.deadline {
+            None => self.idle,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "request deadline"));
+                }
+                left.min(self.idle)
+            }
+        };
+        if self.set != Some(timeout) {
+            self.stream.set_read_timeout(Some(timeout))?;
+            self.set = Some(timeout);
+        }
+        let mut stream = self.stream;
+        let n = stream.read(buf)?;
+        if n > 0 {
+            if let Some(limit) = self.armed.take() {
+                self.deadline = Some(Instant::now() + limit);
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// Reads up to the blank line that ends the head, within `MAX_HEAD_BYTES`.
-fn read_head(reader: &mut BufReader<&TcpStream>) -> Result<Vec<u8>, ReadError> {
+fn read_head(reader: &mut BufReader<Timed<'_>>) -> Result<Vec<u8>, ReadError> {
     let mut head = Vec::with_capacity(1024);
     loop {
         let before = head.len();
@@ -98,10 +198,10 @@ fn read_head(reader: &mut BufReader<&TcpStream>) -> Result<Vec<u8>, ReadError> {
             .take((MAX_HEAD_BYTES + 1 - head.len()) as u64)
             .read_until(b'\n', &mut head)
             .map_err(|e| {
-                if before == 0 {
+                if head.is_empty() {
                     ReadError::Closed
                 } else {
-                    ReadError::Io(e)
+                    ReadError::from_body(e)
                 }
             })?;
         if n == 0 {
@@ -239,7 +339,7 @@ fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadErro
     }
 }
 
-fn read_chunked(reader: &mut BufReader<&TcpStream>, max_body: usize) -> Result<Vec<u8>, ReadError> {
+fn read_chunked(reader: &mut BufReader<Timed<'_>>, max_body: usize) -> Result<Vec<u8>, ReadError> {
     let mut body = Vec::new();
     let mut line = Vec::new();
     loop {
@@ -248,7 +348,7 @@ fn read_chunked(reader: &mut BufReader<&TcpStream>, max_body: usize) -> Result<V
             .by_ref()
             .take(1024)
             .read_until(b'\n', &mut line)
-            .map_err(ReadError::Io)?;
+            .map_err(ReadError::from_body)?;
         let text = std::str::from_utf8(&line).map_err(|_| ReadError::Malformed("bad chunk"))?;
         // RFC 9112 §7.1: 1*HEXDIG, optional extensions, CRLF; nothing else
         // (no sign, no bare LF) that another parser could read otherwise.
@@ -272,7 +372,7 @@ fn read_chunked(reader: &mut BufReader<&TcpStream>, max_body: usize) -> Result<V
                     .by_ref()
                     .take(8 * 1024)
                     .read_until(b'\n', &mut line)
-                    .map_err(ReadError::Io)?;
+                    .map_err(ReadError::from_body)?;
                 if n == 0 || line == b"\r\n" || line == b"\n" {
                     return Ok(body);
                 }
@@ -288,12 +388,12 @@ fn read_chunked(reader: &mut BufReader<&TcpStream>, max_body: usize) -> Result<V
             .by_ref()
             .take(size as u64)
             .read_to_end(&mut body)
-            .map_err(ReadError::Io)?;
+            .map_err(ReadError::from_body)?;
         if read != size || body.len() != start + size {
             return Err(ReadError::Malformed("connection closed inside a chunk"));
         }
         let mut crlf = [0u8; 2];
-        reader.read_exact(&mut crlf).map_err(ReadError::Io)?;
+        reader.read_exact(&mut crlf).map_err(ReadError::from_body)?;
         if &crlf != b"\r\n" {
             return Err(ReadError::Malformed("a chunk does not end with CRLF"));
         }
@@ -312,6 +412,7 @@ pub(crate) fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         406 => "Not Acceptable",
+        408 => "Request Timeout",
         409 => "Conflict",
         413 => "Payload Too Large",
         415 => "Unsupported Media Type",
