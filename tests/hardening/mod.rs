@@ -547,3 +547,42 @@ fn slow_heads_and_bodies_get_408() {
     );
     http.shutdown();
 }
+
+// RFC 9112 §6.1 (HTTP/1.0 has no chunked coding): an HTTP/1.0 client's SSE
+// answer is close-delimited: no `Transfer-Encoding`, the events as they
+// are, and the connection closes at the end.
+#[test]
+fn http10_streams_are_close_delimited() {
+    let http = echo_server()
+        .http()
+        .stateless(true)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let body =
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
+        addr,
+        body.len(),
+        body
+    );
+    let answer = exchange(addr, request.as_bytes()).expect("the connection must close");
+    let (head, events) = answer.split_once("\r\n\r\n").expect("a head");
+    assert!(head.starts_with("HTTP/1.1 200"), "{}", head);
+    assert!(head.contains("text/event-stream"), "{}", head);
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{}",
+        head
+    );
+    assert!(head.contains("Connection: close"), "{}", head);
+    assert!(
+        events.starts_with("id: ") || events.starts_with("event: "),
+        "{:?}",
+        events
+    );
+    assert!(events.contains(r#""text":"echoed""#), "{:?}", events);
+    http.shutdown();
+}

@@ -156,12 +156,58 @@ pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) 
 pub(crate) fn write(
     answer: Answer,
     out: &mut &TcpStream,
-    keep_alive: bool,
+    peer: Peer,
     config: &HttpConfig,
 ) -> io::Result<()> {
     match answer {
-        Answer::Whole(response) => response.write_to(out, keep_alive),
-        Answer::Stream(stream) => write_events(stream, out, keep_alive, config),
+        Answer::Whole(response) => response.write_to(out, peer.keep_alive),
+        Answer::Stream(stream) => write_events(stream, out, peer.for_stream(), config),
+    }
+}
+
+/// What the peer's HTTP version allows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer {
+    /// Keep the connection open after this answer.
+    pub(crate) keep_alive: bool,
+    /// HTTP/1.1: a stream's body is chunked. HTTP/1.0 has no chunked
+    /// coding: the body then ends when the connection closes.
+    pub(crate) chunked: bool,
+}
+
+impl Peer {
+    /// An answer after which the connection closes.
+    pub(crate) fn closing() -> Peer {
+        Peer {
+            keep_alive: false,
+            chunked: true,
+        }
+    }
+
+    /// A stream without chunked coding can only end with the connection.
+    fn for_stream(self) -> Peer {
+        Peer {
+            keep_alive: self.keep_alive && self.chunked,
+            chunked: self.chunked,
+        }
+    }
+
+    fn sse_head(self, headers: &[(&'static str, String)]) -> Vec<u8> {
+        wire::sse_head(headers, self.keep_alive, self.chunked)
+    }
+
+    fn chunk(self, buf: &mut Vec<u8>, data: &[u8]) {
+        if self.chunked {
+            wire::push_chunk(buf, data);
+        } else {
+            buf.extend_from_slice(data);
+        }
+    }
+
+    fn last(self, buf: &mut Vec<u8>) {
+        if self.chunked {
+            wire::push_last_chunk(buf);
+        }
     }
 }
 
@@ -172,9 +218,10 @@ pub(crate) fn write(
 fn write_events(
     stream: EventStream,
     out: &mut &TcpStream,
-    keep_alive: bool,
+    peer: Peer,
     config: &HttpConfig,
 ) -> io::Result<()> {
+    let keep_alive = peer.keep_alive;
     let EventStream {
         receiver,
         replay,
@@ -199,19 +246,19 @@ fn write_events(
                     .write_to(out, keep_alive);
             }
             Ok(First::Other(json)) => {
-                let mut head = wire::sse_head(&headers, keep_alive);
-                wire::push_chunk(&mut head, &sse::frame_event_plain(&json));
+                let mut head = peer.sse_head(&headers);
+                peer.chunk(&mut head, &sse::frame_event_plain(&json));
                 head
             }
         },
-        _ => wire::sse_head(&headers, keep_alive),
+        _ => peer.sse_head(&headers),
     };
     let ids = match &framing {
         Framing::WithIds {
             stream_id, priming, ..
         } => {
             if let Some((seq, retry)) = priming {
-                wire::push_chunk(&mut pending, &sse::frame_priming(*stream_id, *seq, *retry));
+                peer.chunk(&mut pending, &sse::frame_priming(*stream_id, *seq, *retry));
             }
             Some(*stream_id)
         }
@@ -219,7 +266,7 @@ fn write_events(
     };
     let mut ended = None;
     for item in replay {
-        ended = push_item(&mut pending, ids, item);
+        ended = push_item(&mut pending, ids, item, peer);
         if ended.is_some() {
             break;
         }
@@ -233,13 +280,14 @@ fn write_events(
         ids,
         keep_alive: keep_alive_every,
         watch: !matches!(on_close, OnClose::Nothing),
+        peer,
         tick: match on_close {
             OnClose::Cancel(..) => keep_alive_every.min(LIVENESS_CHECK),
             _ => keep_alive_every,
         },
     };
     let result = match ended {
-        Some(delivered) => finish_replay(out, pending).map(|()| delivered),
+        Some(delivered) => finish_replay(out, pending, peer).map(|()| delivered),
         None => pump.run(out, pending),
     };
     after_stream(result, &framing, on_close)
@@ -283,9 +331,9 @@ fn closed(on_close: OnClose) {
     }
 }
 
-fn finish_replay(out: &mut &TcpStream, mut pending: Vec<u8>) -> io::Result<()> {
+fn finish_replay(out: &mut &TcpStream, mut pending: Vec<u8>, peer: Peer) -> io::Result<()> {
     // The resumed stream had finished: replay it whole and end.
-    wire::push_last_chunk(&mut pending);
+    peer.last(&mut pending);
     out.write_all(&pending)?;
     out.flush()
 }
@@ -364,6 +412,7 @@ struct Pump<'a> {
     watch: bool,
     /// The longest wait for an event.
     tick: Duration,
+    peer: Peer,
 }
 
 impl Pump<'_> {
@@ -377,10 +426,10 @@ impl Pump<'_> {
             let mut ended = None;
             match self.receiver.recv_timeout(wait) {
                 Ok(item) => {
-                    ended = push_item(&mut pending, self.ids, item);
+                    ended = push_item(&mut pending, self.ids, item, self.peer);
                     while ended.is_none() {
                         match self.receiver.try_recv() {
-                            Ok(item) => ended = push_item(&mut pending, self.ids, item),
+                            Ok(item) => ended = push_item(&mut pending, self.ids, item, self.peer),
                             Err(_) => break,
                         }
                     }
@@ -391,12 +440,12 @@ impl Pump<'_> {
                         return Err(client_gone());
                     }
                     if pending.is_empty() && last_write.elapsed() >= self.keep_alive {
-                        wire::push_chunk(&mut pending, sse::KEEPALIVE);
+                        self.peer.chunk(&mut pending, sse::KEEPALIVE);
                     }
                 }
             }
             if let Some(delivered) = ended.as_mut() {
-                wire::push_last_chunk(&mut pending);
+                self.peer.last(&mut pending);
                 // A client that left may not have made a write fail yet:
                 // write anyway, but keep the stream for a resume (HTTP-9).
                 *delivered = *delivered && !peer_closed(out);
@@ -416,14 +465,14 @@ impl Pump<'_> {
 }
 
 /// Appends one item as a chunk; `Some(true)` when it is the end.
-fn push_item(buf: &mut Vec<u8>, ids: Option<u64>, item: Outgoing) -> Option<bool> {
+fn push_item(buf: &mut Vec<u8>, ids: Option<u64>, item: Outgoing, peer: Peer) -> Option<bool> {
     match item {
         Outgoing::Event { seq, json, .. } => {
             let event = match ids {
                 Some(stream_id) => sse::frame_event(stream_id, seq, &json),
                 None => sse::frame_event_plain(&json),
             };
-            wire::push_chunk(buf, &event);
+            peer.chunk(buf, &event);
             None
         }
         Outgoing::End => Some(true),

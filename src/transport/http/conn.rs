@@ -5,7 +5,7 @@ use std::io::BufReader;
 use std::net::TcpStream;
 use std::sync::Arc;
 
-use super::answer::{self, Answer};
+use super::answer::{self, Answer, Peer};
 use super::route::route;
 use super::wire::{self, Limits, ReadError, Timed};
 use super::Shared;
@@ -29,10 +29,13 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         if shared.stopping() {
             return;
         }
-        let (answer, keep_alive) = match wire::read_request(&mut reader, &limits) {
+        let (answer, peer) = match wire::read_request(&mut reader, &limits) {
             Ok(request) => {
-                let keep_alive = request.keep_alive && !shared.stopping();
-                (route(shared, &request), keep_alive)
+                let peer = Peer {
+                    keep_alive: request.keep_alive && !shared.stopping(),
+                    chunked: !request.http10,
+                };
+                (route(shared, &request), peer)
             }
             Err(ReadError::Closed) => return,
             Err(ReadError::Io(e)) => {
@@ -40,10 +43,10 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
                 return;
             }
             // The request cannot be read to its end: answer and close.
-            Err(error) => (unreadable(shared, error), false),
+            Err(error) => (unreadable(shared, error), Peer::closing()),
         };
-        match answer::write(answer, &mut out, keep_alive, &shared.config) {
-            Ok(()) if keep_alive => continue,
+        match answer::write(answer, &mut out, peer, &shared.config) {
+            Ok(()) if peer.keep_alive => continue,
             _ => return,
         }
     }

@@ -125,6 +125,7 @@ mod tests {
                 .collect(),
             body: Vec::new(),
             keep_alive: true,
+            http10: false,
         }
     }
 

@@ -548,10 +548,11 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
         reap_finished(shared);
         if shared.sockets.lock().len() >= shared.config.max_connections {
             log::warn!("too many connections; refusing one");
+            let refusal = answer::Answer::status(503);
             let _ = answer::write(
-                answer::Answer::status(503),
+                refusal,
                 &mut &stream,
-                false,
+                answer::Peer::closing(),
                 &shared.config,
             );
             continue;

@@ -443,6 +443,7 @@ mod tests {
                 body.to_string().into_bytes()
             },
             keep_alive: true,
+            http10: false,
         }
     }
 

@@ -24,6 +24,8 @@ pub(crate) struct HttpRequest {
     pub(crate) body: Vec<u8>,
     /// The client wants the connection kept open after the response.
     pub(crate) keep_alive: bool,
+    /// HTTP/1.0, which has no chunked transfer coding.
+    pub(crate) http10: bool,
 }
 
 impl HttpRequest {
@@ -261,6 +263,7 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
         headers: header_list,
         body: Vec::new(),
         keep_alive: false,
+        http10: version == 0,
     };
     let connection = request
         .header("connection")
@@ -478,12 +481,19 @@ impl HttpResponse {
 
 /// The head of a chunked `text/event-stream` response, to be sent with
 /// what follows in one write.
-pub(crate) fn sse_head(extra: &[(&'static str, String)], keep_alive: bool) -> Vec<u8> {
+pub(crate) fn sse_head(
+    extra: &[(&'static str, String)],
+    keep_alive: bool,
+    chunked: bool,
+) -> Vec<u8> {
     let mut buf = Vec::with_capacity(512);
     buf.extend_from_slice(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n",
+X-Accel-Buffering: no\r\n",
     );
+    if chunked {
+        buf.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    }
     for (name, value) in extra {
         buf.extend_from_slice(name.as_bytes());
         buf.extend_from_slice(b": ");
