@@ -35,6 +35,7 @@ pub(crate) struct Config {
     pub(crate) max_subscriptions: usize,
     pub(crate) max_listen_streams: usize,
     pub(crate) end_of_input_grace: Duration,
+    pub(crate) handler_exit_timeout: Duration,
 }
 
 impl Default for Config {
@@ -48,6 +49,7 @@ impl Default for Config {
             max_subscriptions: 1024,
             max_listen_streams: 1024,
             end_of_input_grace: Duration::from_secs(1),
+            handler_exit_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -187,6 +189,15 @@ impl ServerBuilder {
     /// at once.
     pub fn end_of_input_grace(mut self, grace: Duration) -> Self {
         self.config.end_of_input_grace = grace;
+        self
+    }
+
+    /// How long `serve_stdio` (after end of input) and
+    /// `HttpServer::shutdown` wait for cancelled handlers to return. A
+    /// handler that ignores cancellation past it is left running on its
+    /// thread (logged) so that serving still returns. Defaults to 5 s.
+    pub fn handler_exit_timeout(mut self, timeout: Duration) -> Self {
+        self.config.handler_exit_timeout = timeout;
         self
     }
 

@@ -220,7 +220,8 @@ impl Drop for MemoryClient {
     fn drop(&mut self) {
         self.session
             .close("the memory client was dropped", Closing::ClientLeft);
-        if let Err(e) = self.pool.join() {
+        let limit = self.session.server.config.handler_exit_timeout;
+        if let Err(e) = self.pool.join_within(Some(limit)) {
             log::error!("memory client: {}", e);
         }
     }

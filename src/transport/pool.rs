@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use crate::{Error, ErrorKind};
 
@@ -23,6 +24,8 @@ pub(crate) struct WorkerPool {
     /// this is not positive starts a new worker (up to `max_workers`).
     idle: Arc<AtomicIsize>,
     handles: Mutex<Vec<JoinHandle<()>>>,
+    /// Workers that have ended, and a signal for each end.
+    exits: Arc<(Mutex<usize>, Condvar)>,
     max_workers: usize,
     name: String,
 }
@@ -37,6 +40,7 @@ impl WorkerPool {
             receiver,
             idle: Arc::new(AtomicIsize::new(0)),
             handles: Mutex::new(Vec::new()),
+            exits: Arc::new((Mutex::new(0), Condvar::new())),
             max_workers: max_workers.max(1),
             name: name.to_string(),
         }
@@ -69,6 +73,7 @@ impl WorkerPool {
         }
         let receiver = self.receiver.clone();
         let idle = Arc::clone(&self.idle);
+        let exits = ExitSignal(Arc::clone(&self.exits));
         let spawned = thread::Builder::new()
             .name(format!("{}-{}", self.name, handles.len()))
             .spawn(move || {
@@ -76,6 +81,7 @@ impl WorkerPool {
                     job();
                     idle.fetch_add(1, Ordering::AcqRel);
                 }
+                drop(exits);
             });
         match spawned {
             Ok(handle) => {
@@ -103,14 +109,27 @@ impl WorkerPool {
     /// [`ErrorKind::ThreadPanicked`] naming a worker that panicked outside
     /// a handler (handler panics are caught and answered with `-32603`).
     pub(crate) fn join(&self) -> Result<(), Error> {
+        self.join_within(None)
+    }
+
+    /// [`join`](Self::join), waiting at most `limit` for the workers to
+    /// end: a worker still running a handler that ignores cancellation is
+    /// then left behind (its thread detached, logged) so that shutdown
+    /// returns.
+    pub(crate) fn join_within(&self, limit: Option<Duration>) -> Result<(), Error> {
         self.sender.write().take();
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.handles.lock());
         let me = thread::current().id();
+        let handles: Vec<JoinHandle<()>> = handles
+            .into_iter()
+            .filter(|h| h.thread().id() != me)
+            .collect();
+        let handles = match limit {
+            Some(limit) => self.wait_for_exits(handles, limit),
+            None => handles,
+        };
         let mut outcome = Ok(());
         for handle in handles {
-            if handle.thread().id() == me {
-                continue;
-            }
             let name = handle.thread().name().unwrap_or("worker").to_string();
             if handle.join().is_err() {
                 log::error!("{}: a worker thread panicked", self.name);
@@ -118,6 +137,42 @@ impl WorkerPool {
             }
         }
         outcome
+    }
+
+    /// Waits until every worker in `handles` has ended, at most `limit`;
+    /// returns the ended ones and leaves (detaches) the rest.
+    fn wait_for_exits(&self, handles: Vec<JoinHandle<()>>, limit: Duration) -> Vec<JoinHandle<()>> {
+        let deadline = Instant::now() + limit;
+        let (count, ended) = &*self.exits;
+        let mut exited = count.lock();
+        while handles.iter().any(|h| !h.is_finished()) {
+            if ended.wait_until(&mut exited, deadline).timed_out() {
+                break;
+            }
+        }
+        drop(exited);
+        let (done, stuck): (Vec<_>, Vec<_>) = handles.into_iter().partition(|h| h.is_finished());
+        if !stuck.is_empty() {
+            log::warn!(
+                "{}: {} handler(s) ignored cancellation for {:?}; leaving their threads running",
+                self.name,
+                stuck.len(),
+                limit
+            );
+        }
+        done
+    }
+}
+
+/// Counts a worker's end and wakes `wait_for_exits`, also when the worker
+/// panicked.
+struct ExitSignal(Arc<(Mutex<usize>, Condvar)>);
+
+impl Drop for ExitSignal {
+    fn drop(&mut self) {
+        let (count, ended) = &*self.0;
+        *count.lock() += 1;
+        ended.notify_all();
     }
 }
 

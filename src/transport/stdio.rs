@@ -14,7 +14,7 @@ use crossbeam_channel::Receiver;
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Response};
-use crate::server::{ChannelSink, Received, Sink};
+use crate::server::{Received, Sink};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 
@@ -34,7 +34,8 @@ where
     let writer_thread = thread::Builder::new()
         .name("tiny-mcp-stdio-writer".into())
         .spawn(move || write_loop(receiver, writer, &writer_broken))?;
-    let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
+    let stop = sender.clone();
+    let sink: Arc<dyn Sink> = Arc::new(StdoutSink(sender));
     let session = Session::connection(&server.inner, Arc::clone(&sink));
     let pool = WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers);
     let max = server.inner.config.max_line_bytes;
@@ -61,9 +62,11 @@ where
         }
     };
     end_of_input(server, &session);
-    let workers = pool.join();
+    let workers = pool.join_within(Some(server.inner.config.handler_exit_timeout));
     drop(session);
     drop(sink);
+    let _ = stop.send(ToWriter::Stop);
+    drop(stop);
     let written = match writer_thread.join() {
         Ok(written) => written.map_err(Error::from),
         Err(_) => Err(Error::new(ErrorKind::ThreadPanicked(
@@ -145,13 +148,17 @@ fn trim(mut line: &[u8]) -> &[u8] {
 /// Returns the first write error (and sets `broken`), after draining the
 /// queue so that senders never block.
 fn write_loop<W: Write>(
-    receiver: Receiver<Message>,
+    receiver: Receiver<ToWriter>,
     writer: W,
     broken: &AtomicBool,
 ) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(64 * 1024, writer);
     let mut failure = None;
-    for message in receiver.iter() {
+    for item in receiver.iter() {
+        let message = match item {
+            ToWriter::Message(message) => message,
+            ToWriter::Stop => break,
+        };
         if failure.is_some() {
             continue; // Keep draining so that senders never block.
         }
@@ -174,6 +181,25 @@ fn write_loop<W: Write>(
     match failure {
         Some(e) => Err(e),
         None => out.flush(),
+    }
+}
+
+/// What the writer thread is given.
+enum ToWriter {
+    /// One message, written as one line.
+    Message(Message),
+    /// Serving ended: write what came before, then stop. Disconnection
+    /// alone cannot say so while a handler that ignored its cancellation
+    /// still holds a sender.
+    Stop,
+}
+
+/// The sink of the stdio connection: the writer thread's queue.
+struct StdoutSink(crossbeam_channel::Sender<ToWriter>);
+
+impl Sink for StdoutSink {
+    fn send(&self, message: Message) -> bool {
+        self.0.send(ToWriter::Message(message)).is_ok()
     }
 }
 

@@ -586,3 +586,70 @@ fn http10_streams_are_close_delimited() {
     assert!(events.contains(r#""text":"echoed""#), "{:?}", events);
     http.shutdown();
 }
+
+/// Input that reaches its end only once `gate` opens (a handler started).
+struct GatedInput {
+    data: io::Cursor<Vec<u8>>,
+    gate: Receiver<()>,
+}
+
+impl Read for GatedInput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.data.read(buf)?;
+        if n == 0 {
+            let _ = self.gate.recv_timeout(WAIT);
+        }
+        Ok(n)
+    }
+}
+
+// DESIGN.md §6: end of input returns although a handler ignores its
+// cancellation: after `handler_exit_timeout` its thread is left running.
+#[test]
+fn end_of_input_returns_despite_a_handler_that_ignores_cancellation() {
+    let (release, released) = crossbeam_channel::bounded::<()>(1);
+    let (started, gate) = crossbeam_channel::bounded::<()>(1);
+    let released = Mutex::new(released);
+    let started = Mutex::new(started);
+    let server = Server::builder("hardening", "1.0.0")
+        .end_of_input_grace(Duration::from_millis(0))
+        .handler_exit_timeout(Duration::from_millis(200))
+        .tool(
+            Tool::new("stubborn", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                if let Ok(started) = started.lock() {
+                    let _ = started.send(());
+                }
+                // Ignores cancellation; ends only when the test releases it.
+                if let Ok(released) = released.lock() {
+                    let _ = released.recv_timeout(Duration::from_secs(30));
+                }
+                Ok(CallToolResult::text("late"))
+            },
+        )
+        .build();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stubborn"}}"#,
+        "",
+    ]
+    .join("\n");
+    let reader = io::BufReader::new(GatedInput {
+        data: io::Cursor::new(input.into_bytes()),
+        gate,
+    });
+    let (done, returned) = crossbeam_channel::bounded(1);
+    let served = std::thread::spawn(move || {
+        let outcome = server.serve_io(reader, io::sink());
+        let _ = done.send(outcome.is_ok());
+    });
+    let outcome = returned.recv_timeout(Duration::from_secs(10));
+    let _ = release.send(());
+    let _ = served.join();
+    assert_eq!(
+        outcome,
+        Ok(true),
+        "serve_io did not return after end of input"
+    );
+}

@@ -519,7 +519,10 @@ impl Shared {
                 outcome = Err(name);
             }
         }
-        match self.pool.join() {
+        match self
+            .pool
+            .join_within(Some(self.server.config.handler_exit_timeout))
+        {
             Err(e) => match e.kind() {
                 ErrorKind::ThreadPanicked(name) => Err(name.clone()),
                 _ => Err(e.to_string()),
