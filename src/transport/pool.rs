@@ -145,12 +145,18 @@ impl WorkerPool {
         let deadline = Instant::now() + limit;
         let (count, ended) = &*self.exits;
         let mut exited = count.lock();
-        while handles.iter().any(|h| !h.is_finished()) {
+        // Every worker but the caller counts its own end (a panicked one
+        // too); a counted worker is about to finish and can be joined.
+        while *exited < handles.len() {
             if ended.wait_until(&mut exited, deadline).timed_out() {
                 break;
             }
         }
+        let all_ended = *exited >= handles.len();
         drop(exited);
+        if all_ended {
+            return handles;
+        }
         let (done, stuck): (Vec<_>, Vec<_>) = handles.into_iter().partition(|h| h.is_finished());
         if !stuck.is_empty() {
             log::warn!(
