@@ -422,6 +422,7 @@ impl Pump<'_> {
         let tick = self.tick;
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();
+        let mut wrote = false;
         loop {
             let mut ended = None;
             match self.receiver.recv_timeout(wait) {
@@ -446,15 +447,21 @@ impl Pump<'_> {
             }
             if let Some(delivered) = ended.as_mut() {
                 self.peer.last(&mut pending);
-                // A client that left may not have made a write fail yet:
-                // write anyway, but keep the stream for a resume (HTTP-9).
-                *delivered = *delivered && !peer_closed(out);
+                // A client that left after an earlier write may not have
+                // made a write fail yet: write anyway, but keep the stream
+                // for a resume (HTTP-9). A stream answered in its first
+                // write went to a client that just asked (and the check
+                // costs three system calls).
+                if wrote {
+                    *delivered = *delivered && !peer_closed(out);
+                }
             }
             if !pending.is_empty() {
                 out.write_all(&pending)?;
                 out.flush()?;
                 pending.clear();
                 last_write = Instant::now();
+                wrote = true;
             }
             if let Some(delivered) = ended {
                 return Ok(delivered);
