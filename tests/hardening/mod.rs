@@ -653,3 +653,46 @@ fn end_of_input_returns_despite_a_handler_that_ignores_cancellation() {
         "serve_io did not return after end of input"
     );
 }
+
+// HTTP-16, DESIGN.md §6: a client flooding `initialize` cannot lock the
+// others out: when the table is full, a session never used since its
+// `initialize` makes room, a session in use does not, and only a table
+// full of used sessions answers 503.
+#[test]
+fn an_initialize_flood_evicts_only_unused_sessions() {
+    use crate::support::http::{initialize_body, open_session, rpc, send, Req};
+    let http = echo_server()
+        .http()
+        .max_sessions(4)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let ping = |session: &str| {
+        let req = Req::post(rpc(json!(9), "ping", json!({}))).session(session);
+        send(addr, &req, "a ping on a session").status()
+    };
+    let used = open_session(addr, "2025-11-25", json!({}));
+    assert_eq!(ping(&used), 200);
+    for _ in 0..20 {
+        let flood = Req::post(initialize_body(json!(1), "2025-11-25", json!({})));
+        let response = send(addr, &flood, "a flooding initialize");
+        response.expect_status(
+            200,
+            "an initialize while the table is full of unused sessions",
+        );
+    }
+    assert_eq!(ping(&used), 200, "the used session was evicted");
+    let others: Vec<String> = (0..3)
+        .map(|_| open_session(addr, "2025-11-25", json!({})))
+        .collect();
+    for session in &others {
+        assert_eq!(ping(session), 200);
+    }
+    let refused = send(
+        addr,
+        &Req::post(initialize_body(json!(1), "2025-11-25", json!({}))),
+        "an initialize with every session in use",
+    );
+    refused.expect_status(503, "a table full of used sessions");
+    http.shutdown();
+}

@@ -146,8 +146,11 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Most live sessions. When full, expired sessions are evicted first;
-    /// if none is, `initialize` gets 503. Defaults to 10,000.
+    /// Most live sessions. When full, an expired session, or one that no
+    /// request used since its `initialize` and that holds no request or
+    /// stream, is evicted to make room (so a client flooding `initialize`
+    /// evicts its own sessions, not the ones others use); if none can go,
+    /// `initialize` gets 503. Defaults to 10,000.
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.config.max_sessions = n.max(1);
         self
@@ -415,7 +418,7 @@ pub(crate) struct Shared {
     pub(crate) local_addr: SocketAddr,
     pub(crate) loopback: bool,
     pub(crate) stopping: AtomicBool,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    sessions: Mutex<sessions::SessionTable>,
     /// A clone of each open connection's socket, to unblock it at shutdown;
     /// the connection removes its own when it ends.
     sockets: Mutex<HashMap<u64, Arc<TcpStream>>>,
@@ -441,7 +444,7 @@ impl Shared {
             local_addr,
             loopback: local_addr.ip().is_loopback(),
             stopping: AtomicBool::new(false),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(sessions::SessionTable::default()),
             sockets: Mutex::new(HashMap::new()),
             socket_closed: Condvar::new(),
             connections: Mutex::new(HashMap::new()),
@@ -460,7 +463,7 @@ impl Shared {
     /// still get to finish it.
     fn close_sessions(&self) {
         let sessions: Vec<Arc<HttpSession>> =
-            self.sessions.lock().drain().map(|(_, s)| s).collect();
+            self.sessions.lock().map.drain().map(|(_, s)| s).collect();
         let spared = self.spared.lock().clone();
         for session in &sessions {
             let spare = spared

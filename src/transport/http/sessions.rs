@@ -3,6 +3,8 @@
 //! in the server's map until deleted, expired or shut down (HTTP-16 to
 //! HTTP-19).
 
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,9 +21,62 @@ pub(crate) struct HttpSession {
     pub(crate) id: String,
     pub(crate) core: Arc<Session>,
     last_seen: Mutex<Instant>,
+    /// A request named the session after its `initialize`.
+    used: AtomicBool,
     streams: Mutex<Streams>,
     /// The standalone stream for messages related to no request.
     pub(crate) get_stream: Arc<Stream>,
+}
+
+/// The live sessions, and their ids in the order they were opened (with
+/// ids of removed sessions dropped lazily), for eviction without a scan.
+#[derive(Default)]
+pub(crate) struct SessionTable {
+    pub(crate) map: HashMap<String, Arc<HttpSession>>,
+    order: VecDeque<String>,
+}
+
+/// How many sessions one `initialize` looks at to make room.
+const EVICTION_LOOKS: usize = 64;
+
+impl SessionTable {
+    /// Makes room for one session when the table holds `max`: evicts an
+    /// expired session, or one that nothing used since its `initialize`
+    /// and that holds no request or stream, looking at no more than
+    /// [`EVICTION_LOOKS`] of the oldest. `false` when none could go.
+    fn make_room(&mut self, max: usize, idle: Duration) -> bool {
+        for _ in 0..EVICTION_LOOKS {
+            if self.map.len() < max {
+                return true;
+            }
+            let id = match self.order.pop_front() {
+                Some(id) => id,
+                None => break,
+            };
+            let session = match self.map.get(&id) {
+                Some(session) => Arc::clone(session),
+                None => continue, // Removed already.
+            };
+            if session.expired(idle) || session.unused_and_quiet() {
+                self.map.remove(&id);
+                log::info!("session {} evicted to make room", id);
+                session.close("the session was evicted", Closing::ServerEnds);
+            } else {
+                self.order.push_back(id);
+            }
+        }
+        self.map.len() < max
+    }
+
+    fn insert(&mut self, session: &Arc<HttpSession>) {
+        // Drop the ids of removed sessions before the queue outgrows the map.
+        if self.order.len() > 2 * self.map.len() + EVICTION_LOOKS {
+            let map = &self.map;
+            self.order.retain(|id| map.contains_key(id));
+        }
+        self.order.push_back(session.id.clone());
+        self.map.insert(session.id.clone(), Arc::clone(session));
+    }
 }
 
 struct Streams {
@@ -33,6 +88,14 @@ struct Streams {
 impl HttpSession {
     pub(crate) fn touch(&self) {
         *self.last_seen.lock() = Instant::now();
+        self.used.store(true, Ordering::Relaxed);
+    }
+
+    /// Never used since `initialize`, and holding no request or stream.
+    fn unused_and_quiet(&self) -> bool {
+        !self.used.load(Ordering::Relaxed)
+            && self.core.in_flight_count() == 0
+            && !self.streams.lock().list.iter().any(|s| s.is_live())
     }
 
     pub(crate) fn expired(&self, idle: Duration) -> bool {
@@ -130,12 +193,12 @@ impl Shared {
     /// Finds a session, evicting it if it expired (reported as not found).
     pub(crate) fn lookup(&self, id: &str) -> Lookup {
         let mut sessions = self.sessions.lock();
-        let session = match sessions.get(id) {
+        let session = match sessions.map.get(id) {
             Some(s) => Arc::clone(s),
             None => return Lookup::NotFound,
         };
         if session.expired(self.config.session_idle_timeout) {
-            sessions.remove(id);
+            sessions.map.remove(id);
             drop(sessions);
             log::info!("session {} expired", id);
             session.close("the session expired", Closing::ServerEnds);
@@ -161,6 +224,7 @@ impl Shared {
             id,
             core,
             last_seen: Mutex::new(Instant::now()),
+            used: AtomicBool::new(false),
             streams: Mutex::new(Streams {
                 next_id: 1,
                 list: vec![Arc::clone(&get_stream)],
@@ -169,34 +233,24 @@ impl Shared {
         })
     }
 
-    /// Registers an initialized session; `false` when the map is full of
-    /// live sessions.
+    /// Registers an initialized session; `false` when the table is full
+    /// of sessions in use (see [`SessionTable::make_room`]: a client that
+    /// floods `initialize` evicts its own unused sessions first, not the
+    /// sessions other clients use).
     pub(crate) fn register(&self, session: &Arc<HttpSession>) -> bool {
         let mut sessions = self.sessions.lock();
-        if sessions.len() >= self.config.max_sessions {
-            let idle = self.config.session_idle_timeout;
-            let expired: Vec<String> = sessions
-                .iter()
-                .filter(|(_, s)| s.expired(idle))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for key in expired {
-                if let Some(s) = sessions.remove(&key) {
-                    s.close("the session expired", Closing::ServerEnds);
-                }
-            }
-            if sessions.len() >= self.config.max_sessions {
-                return false;
-            }
+        let (max, idle) = (self.config.max_sessions, self.config.session_idle_timeout);
+        if sessions.map.len() >= max && !sessions.make_room(max, idle) {
+            return false;
         }
-        sessions.insert(session.id.clone(), Arc::clone(session));
+        sessions.insert(session);
         log::info!("session {} opened", session.id);
         true
     }
 
     /// Ends a session (`DELETE`); `false` if it was unknown.
     pub(crate) fn remove(&self, id: &str) -> bool {
-        let removed = self.sessions.lock().remove(id);
+        let removed = self.sessions.lock().map.remove(id);
         match removed {
             Some(session) => {
                 log::info!("session {} deleted", id);
