@@ -696,3 +696,69 @@ fn an_initialize_flood_evicts_only_unused_sessions() {
     refused.expect_status(503, "a table full of used sessions");
     http.shutdown();
 }
+
+// DESIGN.md §6 (retained bytes): a session keeps at most
+// `max_retained_bytes_per_session` of finished streams for resumption;
+// opening a stream forgets the oldest past it, and resuming one of those
+// gets the clear "ended" answer, while the newest still resumes.
+#[test]
+fn retained_replay_bytes_are_bounded_per_session() {
+    use crate::support::http::{call_body, open_session, Conn, Req};
+    let (release, released) = crossbeam_channel::unbounded::<()>();
+    let released = Mutex::new(released);
+    let (finished, finishes) = crossbeam_channel::unbounded::<String>();
+    let finished = Mutex::new(finished);
+    let server = Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("big", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                ctx.notify_progress(1.0, None, None);
+                if let Ok(released) = released.lock() {
+                    let _ = released.recv_timeout(WAIT);
+                }
+                Ok(CallToolResult::text("x".repeat(40 * 1024)))
+            },
+        )
+        .on_request_finished(move |outcome: &tiny_mcp::RequestOutcome| {
+            if let Ok(finished) = finished.lock() {
+                let _ = finished.send(outcome.method.clone());
+            }
+        })
+        .build();
+    let http = server
+        .http()
+        .max_retained_bytes_per_session(64 * 1024)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let session = open_session(addr, "2025-11-25", json!({}));
+    for n in 1..=4 {
+        let mut conn = Conn::open(addr);
+        let call = Req::post(call_body(json!(n), "big", Some("p"))).session(&session);
+        conn.start(&call, "a big call's stream");
+        while conn
+            .next_event("the big call's progress")
+            .map_or(false, |e| e.message().is_none())
+        {}
+        drop(conn); // The client leaves before the answer.
+        let _ = release.send(());
+        while wait_for(&finishes, "the big call's end") != "tools/call" {}
+    }
+    // A fifth call opens a stream, which forgets the oldest past the limit.
+    let _ = release.send(());
+    let fifth = Req::post(call_body(json!(5), "big", None)).session(&session);
+    Conn::open(addr).request(&fifth, "the fifth call");
+    let resume = |id: &str| {
+        let req = Req::get(&session).header("Last-Event-ID", id);
+        let mut conn = Conn::open(addr);
+        let head = conn.start(&req, "a resume");
+        (head.status, conn)
+    };
+    let (oldest, _) = resume("1-1");
+    assert_eq!(oldest, 400, "the oldest stream should be forgotten");
+    let (newest, mut conn) = resume("4-1");
+    assert_eq!(newest, 200, "the newest stream should resume");
+    let replayed = conn.next_message("the newest stream's replay");
+    assert!(replayed.is_object());
+    http.shutdown();
+}

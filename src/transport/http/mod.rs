@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -95,6 +95,8 @@ pub(crate) struct HttpConfig {
     pub(crate) shutdown_grace: Duration,
     pub(crate) request_head_timeout: Duration,
     pub(crate) request_body_timeout: Duration,
+    pub(crate) max_retained_bytes_per_session: usize,
+    pub(crate) max_retained_bytes: usize,
 }
 
 impl Default for HttpConfig {
@@ -121,6 +123,8 @@ impl Default for HttpConfig {
             shutdown_grace: Duration::from_secs(1),
             request_head_timeout: Duration::from_secs(30),
             request_body_timeout: Duration::from_secs(60),
+            max_retained_bytes_per_session: 16 * 1024 * 1024,
+            max_retained_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -250,6 +254,23 @@ impl HttpServerBuilder {
     /// Defaults to 5 minutes.
     pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
         self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// Most bytes of events one session keeps for resumption in the
+    /// replay buffers of its finished streams. Past it, opening a stream
+    /// forgets the oldest finished ones; resuming a forgotten stream gets
+    /// 400, "ended". Defaults to 16 MiB.
+    pub fn max_retained_bytes_per_session(mut self, n: usize) -> Self {
+        self.config.max_retained_bytes_per_session = n;
+        self
+    }
+
+    /// Most bytes of events all sessions together keep for resumption.
+    /// Past it, a session opening a stream forgets its own oldest finished
+    /// streams. Defaults to 256 MiB.
+    pub fn max_retained_bytes(mut self, n: usize) -> Self {
+        self.config.max_retained_bytes = n;
         self
     }
 
@@ -422,6 +443,8 @@ pub(crate) struct Shared {
     /// A clone of each open connection's socket, to unblock it at shutdown;
     /// the connection removes its own when it ends.
     sockets: Mutex<HashMap<u64, Arc<TcpStream>>>,
+    /// Bytes held in the replay buffers of all sessions' streams.
+    pub(crate) retained: Arc<AtomicUsize>,
     /// Signalled when a connection removes its socket.
     socket_closed: Condvar,
     connections: Mutex<HashMap<u64, JoinHandle<()>>>,
@@ -446,6 +469,7 @@ impl Shared {
             stopping: AtomicBool::new(false),
             sessions: Mutex::new(sessions::SessionTable::default()),
             sockets: Mutex::new(HashMap::new()),
+            retained: Arc::new(AtomicUsize::new(0)),
             socket_closed: Condvar::new(),
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),

@@ -224,7 +224,7 @@ fn serve_request(
     let id = request.id.clone();
     let config = &shared.config;
     let stream = match session {
-        Some(s) => match s.open_stream(config, id.clone()) {
+        Some(s) => match s.open_stream(config, &shared.retained, id.clone()) {
             Some(stream) => stream,
             None => {
                 let error = ErrorObject::internal("too many open streams in this session");

@@ -4,13 +4,13 @@
 //! HTTP-19).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::sse::{Stream, StreamSink};
+use super::sse::{Retention, Stream, StreamSink};
 use super::{HttpConfig, Shared};
 use crate::jsonrpc::RequestId;
 use crate::server::Sink;
@@ -108,35 +108,26 @@ impl HttpSession {
     pub(crate) fn open_stream(
         &self,
         config: &HttpConfig,
+        retained_total: &Arc<AtomicUsize>,
         response_to: RequestId,
     ) -> Option<Arc<Stream>> {
         let mut streams = self.streams.lock();
-        let open = streams.list.iter().filter(|s| !s.is_finished()).count();
-        if open >= config.max_streams_per_session {
+        let retention: Vec<Retention> = streams.list.iter().map(|s| s.retention()).collect();
+        if retention.iter().filter(|r| !r.finished).count() >= config.max_streams_per_session {
             return None;
         }
         let id = streams.next_id;
         streams.next_id += 1;
-        let stream = Arc::new(Stream::new(
+        let stream = Stream::new(
             id,
             Some(response_to),
             config.stream_queue_len,
             config.replay_buffer_events,
-        ));
+        )
+        .counted_in(retained_total);
+        let stream = Arc::new(stream);
+        forget_oldest(&mut streams.list, retention, config, retained_total);
         streams.list.push(Arc::clone(&stream));
-        // Forget the oldest finished streams beyond the retention limit.
-        while streams.list.len() > config.max_retained_streams {
-            match streams
-                .list
-                .iter()
-                .position(|s| s.is_finished() && !s.is_live())
-            {
-                Some(i) => {
-                    streams.list.remove(i);
-                }
-                None => break,
-            }
-        }
         Some(stream)
     }
 
@@ -180,6 +171,34 @@ impl HttpSession {
             }
         }
     }
+}
+
+/// Forgets the oldest finished streams (no writer attached) while the
+/// session retains more streams or bytes than its limits, or the server
+/// more bytes than its own (DESIGN.md §6). A forgotten stream's resume
+/// gets the "ended" answer. `retention` is each stream's, in list order.
+fn forget_oldest(
+    list: &mut Vec<Arc<Stream>>,
+    retention: Vec<Retention>,
+    config: &HttpConfig,
+    total: &AtomicUsize,
+) {
+    let mut bytes: usize = retention.iter().map(|r| r.bytes).sum();
+    let mut kept = Vec::with_capacity(list.len());
+    let mut count = list.len() + 1;
+    for (stream, r) in list.drain(..).zip(retention) {
+        let over = count > config.max_retained_streams
+            || bytes > config.max_retained_bytes_per_session
+            || total.load(Ordering::Relaxed) > config.max_retained_bytes;
+        if over && r.finished && !r.live {
+            count -= 1;
+            bytes -= r.bytes;
+            drop(stream); // Its bytes leave the server's count.
+        } else {
+            kept.push(stream);
+        }
+    }
+    *list = kept;
 }
 
 /// Why a session id could not be used.

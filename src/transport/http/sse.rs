@@ -15,6 +15,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
 use parking_lot::Mutex;
@@ -124,6 +126,8 @@ pub(crate) struct Stream {
     /// The answer is one JSON response: requests to the client cannot be
     /// carried, and are refused at once instead of waiting for a timeout.
     json_only: std::sync::atomic::AtomicBool,
+    /// The server's count of bytes held in replay buffers, if it keeps one.
+    total: Option<Arc<AtomicUsize>>,
 }
 
 struct StreamState {
@@ -135,6 +139,16 @@ struct StreamState {
     live: Option<(u64, Sender<Outgoing>)>,
     /// The response was sent: nothing follows.
     finished: bool,
+    /// Bytes of JSON in `buffer`.
+    bytes: usize,
+}
+
+/// What the retention rules need to know of a stream (one lock).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Retention {
+    pub(crate) finished: bool,
+    pub(crate) live: bool,
+    pub(crate) bytes: usize,
 }
 
 impl Stream {
@@ -153,10 +167,29 @@ impl Stream {
                 buffer: VecDeque::new(),
                 live: None,
                 finished: false,
+                bytes: 0,
             }),
             queue_len: queue_len.max(1),
             buffer_len,
             json_only: std::sync::atomic::AtomicBool::new(false),
+            total: None,
+        }
+    }
+
+    /// Counts this stream's buffered bytes in the server's `total`.
+    pub(crate) fn counted_in(mut self, total: &Arc<AtomicUsize>) -> Stream {
+        self.total = Some(Arc::clone(total));
+        self
+    }
+
+    /// Whether it finished, whether a writer is attached, and the bytes
+    /// its replay buffer holds.
+    pub(crate) fn retention(&self) -> Retention {
+        let state = self.state.lock();
+        Retention {
+            finished: state.finished,
+            live: state.live.is_some(),
+            bytes: state.bytes,
         }
     }
 
@@ -268,8 +301,16 @@ impl Stream {
         let seq = state.next_seq;
         state.next_seq += 1;
         if self.buffer_len > 0 {
+            let mut freed = 0;
             if state.buffer.len() >= self.buffer_len {
-                state.buffer.pop_front();
+                if let Some((_, old, _)) = state.buffer.pop_front() {
+                    freed = old.len();
+                }
+            }
+            state.bytes = state.bytes + json.len() - freed;
+            if let Some(total) = &self.total {
+                total.fetch_add(json.len(), AtomicOrdering::Relaxed);
+                total.fetch_sub(freed, AtomicOrdering::Relaxed);
             }
             state.buffer.push_back((seq, Arc::clone(&json), kind));
         }
@@ -309,6 +350,14 @@ impl Stream {
             state.live = None;
         }
         true
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if let Some(total) = &self.total {
+            total.fetch_sub(self.state.get_mut().bytes, AtomicOrdering::Relaxed);
+        }
     }
 }
 
