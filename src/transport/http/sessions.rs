@@ -126,7 +126,13 @@ impl HttpSession {
         )
         .counted_in(retained_total);
         let stream = Arc::new(stream);
-        forget_oldest(&mut streams.list, retention, config, retained_total);
+        let bytes: usize = retention.iter().map(|r| r.bytes).sum();
+        if streams.list.len() >= config.max_retained_streams
+            || bytes > config.max_retained_bytes_per_session
+            || retained_total.load(Ordering::Relaxed) > config.max_retained_bytes
+        {
+            forget_oldest(&mut streams.list, retention, config, retained_total);
+        }
         streams.list.push(Arc::clone(&stream));
         Some(stream)
     }
