@@ -69,7 +69,11 @@
 //! thread starts a thread per connection, handlers run on the same kind of
 //! pool, and [`HttpServer::shutdown`] stops accepting, cancels handlers,
 //! ends streams and joins every thread. Handlers that run long must poll
-//! [`RequestContext::is_cancelled`].
+//! [`RequestContext::is_cancelled`]: one that ignores it is waited for at
+//! most [`ServerBuilder::handler_exit_timeout`] (5 s), then left running on
+//! its thread, so that serving still returns. Every wait on a peer is
+//! bounded too: see [`HttpServerBuilder`] for the HTTP timeouts, and
+//! `DESIGN.md` §6 for every limit.
 //!
 //! ## Log levels
 //!
