@@ -762,3 +762,23 @@ fn retained_replay_bytes_are_bounded_per_session() {
     assert!(replayed.is_object());
     http.shutdown();
 }
+
+// HTTP-12: a client whose GET stream connection died reconnects at once:
+// the new GET finds the old writer's client gone and takes the stream,
+// instead of 409 until the next keepalive write notices.
+#[test]
+fn a_reconnecting_get_takes_over_a_dead_stream() {
+    use crate::support::http::{open_session, Conn, Req};
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let session = open_session(addr, "2025-11-25", json!({}));
+    let mut first = Conn::open(addr);
+    let head = first.start(&Req::get(&session), "the first GET stream");
+    head.expect_status(200, "the first GET");
+    first.next_event("the first GET's priming event");
+    drop(first); // The client's connection dies without a word.
+    let mut second = Conn::open(addr);
+    let head = second.start(&Req::get(&session), "the reconnecting GET");
+    head.expect_status(200, "a GET after the first one's client left");
+    http.shutdown();
+}

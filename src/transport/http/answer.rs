@@ -363,6 +363,7 @@ fn first_message(
                 ..
             }) => return Ok(First::Other(json)),
             Ok(Outgoing::Event { json, kind, .. }) => return Ok(First::Response(json, kind)),
+            Ok(Outgoing::Probe) => continue,
             Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => return Ok(First::Ended),
             Err(RecvTimeoutError::Timeout) => {
                 if !matches!(on_close, OnClose::Nothing) && peer_closed(out) {
@@ -382,9 +383,15 @@ fn json_when_done(
     let mut last = None;
     // Ends with the stream: after the response, on a cancel, or when the
     // session closes.
-    while let Ok(Outgoing::Event { json, kind, .. }) = receiver.recv() {
-        if kind != Kind::Other {
-            last = Some(json);
+    loop {
+        match receiver.recv() {
+            Ok(Outgoing::Event { json, kind, .. }) => {
+                if kind != Kind::Other {
+                    last = Some(json);
+                }
+            }
+            Ok(Outgoing::Probe) => {}
+            Ok(Outgoing::End) | Err(_) => break,
         }
     }
     match last {
@@ -426,6 +433,12 @@ impl Pump<'_> {
         loop {
             let mut ended = None;
             match self.receiver.recv_timeout(wait) {
+                Ok(Outgoing::Probe) => {
+                    // A new GET asks whether this client is still there.
+                    if peer_closed(out) {
+                        return Err(client_gone());
+                    }
+                }
                 Ok(item) => {
                     ended = push_item(&mut pending, self.ids, item, self.peer);
                     while ended.is_none() {
@@ -483,6 +496,8 @@ fn push_item(buf: &mut Vec<u8>, ids: Option<u64>, item: Outgoing, peer: Peer) ->
             None
         }
         Outgoing::End => Some(true),
+        // Only a waiting writer answers a probe; a queued one is stale.
+        Outgoing::Probe => None,
     }
 }
 

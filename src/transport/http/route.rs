@@ -316,6 +316,10 @@ fn session_for(
     }
 }
 
+/// How long a new GET waits for the writer of a live GET stream to say
+/// whether its client is still there.
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// HTTP-10 to HTTP-15: the standalone stream, or a resumed one.
 fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
     let (_, takes_sse) = accepts(request.header("accept"));
@@ -334,7 +338,9 @@ fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
         Some((_, Ok(stream), seq)) => (stream, Some(seq)),
         Some((id, Err(ended), _)) => return nothing_to_resume(id, ended),
         None => {
-            if session.get_stream.is_live() {
+            // HTTP-12: a GET stream whose client left without a word is
+            // noticed now, so that the client's reconnect takes it over.
+            if !session.get_stream.probe_writer(PROBE_WAIT) {
                 let error = ErrorObject::invalid_request(
                     "Conflict: only one GET stream per session is allowed",
                 );

@@ -36,6 +36,9 @@ pub(crate) enum Outgoing {
     },
     /// The stream is complete: end the response.
     End,
+    /// Check that the client is still there; a writer whose client left
+    /// ends (a new GET wants the stream).
+    Probe,
 }
 
 /// What an event carries.
@@ -121,6 +124,8 @@ pub(crate) struct Stream {
     /// For a POST stream, the request whose response ends it.
     pub(crate) response_to: Option<RequestId>,
     state: Mutex<StreamState>,
+    /// Signalled when the writer detaches.
+    detached: parking_lot::Condvar,
     queue_len: usize,
     buffer_len: usize,
     /// The answer is one JSON response: requests to the client cannot be
@@ -169,6 +174,7 @@ impl Stream {
                 finished: false,
                 bytes: 0,
             }),
+            detached: parking_lot::Condvar::new(),
             queue_len: queue_len.max(1),
             buffer_len,
             json_only: std::sync::atomic::AtomicBool::new(false),
@@ -245,6 +251,28 @@ impl Stream {
     /// Detaches the writer, which then ends its response.
     pub(crate) fn detach(&self) {
         self.state.lock().live = None;
+        self.detached.notify_all();
+    }
+
+    /// Asks the attached writer to check its client, and waits at most
+    /// `wait` for it to detach; `true` when no writer is attached (any
+    /// more). A client that left without a word is noticed at once instead
+    /// of at the next keepalive write (HTTP-12).
+    pub(crate) fn probe_writer(&self, wait: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + wait;
+        let mut state = self.state.lock();
+        match &state.live {
+            None => return true,
+            Some((_, live)) => {
+                let _ = live.try_send(Outgoing::Probe);
+            }
+        }
+        while state.live.is_some() {
+            if self.detached.wait_until(&mut state, deadline).timed_out() {
+                break;
+            }
+        }
+        state.live.is_none()
     }
 
     /// Detaches the writer holding `token` only: a writer that failed must
@@ -253,6 +281,7 @@ impl Stream {
         let mut state = self.state.lock();
         if matches!(&state.live, Some((t, _)) if *t == token) {
             state.live = None;
+            self.detached.notify_all();
         }
     }
 
@@ -283,6 +312,7 @@ impl Stream {
         state.finished = true;
         if let Some((_, live)) = state.live.take() {
             let _ = live.try_send(Outgoing::End);
+            self.detached.notify_all();
         }
     }
 
@@ -348,6 +378,7 @@ impl Stream {
         }
         if detach {
             state.live = None;
+            self.detached.notify_all();
         }
         true
     }
@@ -422,7 +453,7 @@ mod tests {
         assert!(sink.0.is_finished());
         let after = match first {
             Outgoing::Event { seq, .. } => seq,
-            Outgoing::End => panic!("unexpected end"),
+            Outgoing::End | Outgoing::Probe => panic!("unexpected end"),
         };
         let replay = sink.0.attach(Some(after)).replay;
         assert_eq!(replay.len(), 3, "n2, the response, and the end");
