@@ -6,8 +6,8 @@
 #   conformance suite (release and pre-release) against the `everything`
 #   example, a build with Debian's rustc 1.63 (locked), a build at the
 #   lowest declared dependency versions, a build and test with Debian's
-#   rustc and packaged crates (and a downstream project), and the static
-#   binary of the README.
+#   rustc and packaged crates (and a downstream project), the static
+#   binary of the README, and each fuzz target for a short while.
 #
 # Usage: bash scripts/test-all.sh [--quick]
 #   --quick   only the cargo and size steps (no npm, no MSRV toolchain)
@@ -59,6 +59,7 @@ if [ "$QUICK" = 0 ]; then
     step min-versions bash scripts/min-versions-check.sh
     step debian-crates bash scripts/debian-crates-check.sh
     step static-binary bash scripts/static-check.sh
+    step fuzz bash scripts/fuzz-check.sh
 fi
 
 echo
