@@ -435,6 +435,15 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
         .expect("start the example under ulimit -n 40");
     let pid = child.id();
     let mut stderr = io::BufReader::new(child.stderr.take().expect("stderr"));
+    // Killed and reaped when the test ends, also when an assertion fails.
+    struct Reaped(std::process::Child);
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let child = Reaped(child);
     let mut first = String::new();
     stderr
         .read_line(&mut first)
@@ -481,8 +490,7 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
         "not served again: {:?}",
         answer
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     let _ = log_reader.join();
     let logged: Vec<String> = line_count.try_iter().collect();
     assert!(
