@@ -80,15 +80,7 @@ pub(crate) fn receive_checked(
     sink: &Arc<dyn Sink>,
 ) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
-    let method = methods::find(&request.method, Era::V2026_07_28);
-    dispatch(
-        session,
-        method,
-        request,
-        Some(envelope),
-        sink,
-        Instant::now(),
-    )
+    dispatch_modern(session, request, envelope, sink, Instant::now())
 }
 
 fn receive_request(session: &Arc<Session>, request: Request, sink: &Arc<dyn Sink>) -> Received {
@@ -154,12 +146,21 @@ fn receive_modern(
     let checked = envelope::read_envelope(request.params.as_ref())
         .and_then(|e| envelope::check_version(&e.version).map(|()| e));
     match checked {
-        Ok(envelope) => {
-            let method = methods::find(&request.method, Era::V2026_07_28);
-            dispatch(session, method, request, Some(envelope), sink, started)
-        }
+        Ok(envelope) => dispatch_modern(session, request, envelope, sink, started),
         Err(error) => respond(session, request, started, Err(error)),
     }
+}
+
+/// Dispatches a 2026-07-28 request whose envelope was read and checked.
+fn dispatch_modern(
+    session: &Arc<Session>,
+    request: Request,
+    envelope: Envelope,
+    sink: &Arc<dyn Sink>,
+    started: Instant,
+) -> Received {
+    let method = methods::find(&request.method, Era::V2026_07_28);
+    dispatch(session, method, request, Some(envelope), sink, started)
 }
 
 /// Runs the request's row of the method table (`method`, as found for the

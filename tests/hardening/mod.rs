@@ -56,6 +56,13 @@ fn post_head(addr: SocketAddr, extra: &str) -> String {
     )
 }
 
+/// A whole `ping` POST after which the server closes the connection.
+fn ping_request(addr: SocketAddr) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let extra = format!("Content-Length: {}\r\nConnection: close\r\n", body.len());
+    format!("{}{}", post_head(addr, &extra), body)
+}
+
 // HTTP-2 (limits): a chunk size that overflows is refused, not a panic.
 #[test]
 fn huge_chunk_size_is_refused_and_the_server_lives() {
@@ -67,15 +74,7 @@ fn huge_chunk_size_is_refused_and_the_server_lives() {
     );
     let answer = exchange(addr, request.as_bytes()).expect("the connection must close");
     assert!(answer.starts_with("HTTP/1.1 413"), "{}", answer);
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let ping = format!(
-        "{}{}",
-        post_head(
-            addr,
-            &format!("Content-Length: {}\r\nConnection: close\r\n", body.len())
-        ),
-        body
-    );
+    let ping = ping_request(addr);
     let answer = exchange(addr, ping.as_bytes()).expect("closed after Connection: close");
     assert!(
         answer.starts_with("HTTP/1.1 "),
@@ -475,15 +474,7 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
     );
     drop(held);
     // Served again once descriptors are free (the pause is at most 1 s).
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let request = format!(
-        "{}{}",
-        post_head(
-            addr,
-            &format!("Content-Length: {}\r\nConnection: close\r\n", body.len())
-        ),
-        body
-    );
+    let request = ping_request(addr);
     let answer = exchange(addr, request.as_bytes()).unwrap_or_default();
     assert!(
         answer.starts_with("HTTP/1.1 400"),

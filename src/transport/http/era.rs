@@ -101,45 +101,14 @@ pub(crate) fn per_request_version(request: &HttpRequest) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::transport::http::route::tests::{http, initialize, modern_call};
     use crate::transport::http::HttpConfig;
-    use crate::Server;
 
-    fn shared() -> Arc<Shared> {
-        let server = Server::builder("era", "1").build();
-        let addr = "127.0.0.1:9".parse().unwrap();
-        Arc::new(Shared::new(&server, HttpConfig::default(), addr))
-    }
-
-    fn http(headers: &[(&str, &str)]) -> HttpRequest {
-        HttpRequest {
-            method: "POST".into(),
-            path: "/mcp".into(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            body: Vec::new(),
-            keep_alive: true,
-            http10: false,
-        }
-    }
-
-    fn initialize() -> Value {
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}})
-    }
-
-    fn modern_call(name: &str) -> Value {
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-            "name": name, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}}}})
+    fn shared() -> std::sync::Arc<Shared> {
+        crate::transport::http::route::tests::shared(HttpConfig::default())
     }
 
     // ERA-3, ERA-4, ERA-6, HTTP-21: the era chooser's table, row by row.
@@ -147,7 +116,7 @@ mod tests {
     fn era_chooser_rows() {
         let shared = shared();
         let path = |headers: &[(&str, &str)], body: Value| {
-            let request = http(headers);
+            let request = http("POST", headers, Value::Null);
             let message = Message::from_value(body).unwrap();
             choose_path(&shared, &request, &message)
         };

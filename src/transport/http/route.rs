@@ -404,7 +404,7 @@ fn delete(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     //! Routing without sockets: a parsed request in, an answer value out.
 
     use std::time::Duration;
@@ -415,7 +415,7 @@ mod tests {
     use crate::transport::http::HttpConfig;
     use crate::{CallToolResult, JsonObject, RequestContext, Server, Tool};
 
-    fn shared(config: HttpConfig) -> Arc<Shared> {
+    pub(crate) fn shared(config: HttpConfig) -> Arc<Shared> {
         let server = Server::builder("route", "1")
             .tool(
                 Tool::new("echo", json!({"type": "object"})),
@@ -426,7 +426,7 @@ mod tests {
         Arc::new(Shared::new(&server, config, addr))
     }
 
-    fn http(method: &str, headers: &[(&str, &str)], body: Value) -> HttpRequest {
+    pub(crate) fn http(method: &str, headers: &[(&str, &str)], body: Value) -> HttpRequest {
         let mut all = vec![
             ("host".to_string(), "127.0.0.1".to_string()),
             ("content-type".to_string(), "application/json".to_string()),
@@ -464,13 +464,13 @@ mod tests {
         serde_json::from_slice(&response.body).unwrap()
     }
 
-    fn initialize() -> Value {
+    pub(crate) fn initialize() -> Value {
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "t", "version": "1"}}})
     }
 
-    fn modern_call(name: &str) -> Value {
+    pub(crate) fn modern_call(name: &str) -> Value {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": name, "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::sse::{Retention, Stream, StreamSink};
+use super::sse::{Stream, StreamSink};
 use super::{HttpConfig, Shared};
 use crate::jsonrpc::RequestId;
 use crate::server::Sink;
@@ -112,8 +112,11 @@ impl HttpSession {
         response_to: RequestId,
     ) -> Option<Arc<Stream>> {
         let mut streams = self.streams.lock();
-        let retention: Vec<Retention> = streams.list.iter().map(|s| s.retention()).collect();
-        if retention.iter().filter(|r| !r.finished).count() >= config.max_streams_per_session {
+        let (open, bytes) = streams.list.iter().fold((0, 0), |(open, bytes), s| {
+            let r = s.retention();
+            (open + usize::from(!r.finished), bytes + r.bytes)
+        });
+        if open >= config.max_streams_per_session {
             return None;
         }
         let id = streams.next_id;
@@ -126,12 +129,11 @@ impl HttpSession {
         )
         .counted_in(retained_total);
         let stream = Arc::new(stream);
-        let bytes: usize = retention.iter().map(|r| r.bytes).sum();
         if streams.list.len() >= config.max_retained_streams
             || bytes > config.max_retained_bytes_per_session
             || retained_total.load(Ordering::Relaxed) > config.max_retained_bytes
         {
-            forget_oldest(&mut streams.list, retention, config, retained_total);
+            forget_oldest(&mut streams.list, bytes, config, retained_total);
         }
         streams.list.push(Arc::clone(&stream));
         Some(stream)
@@ -182,29 +184,29 @@ impl HttpSession {
 /// Forgets the oldest finished streams (no writer attached) while the
 /// session retains more streams or bytes than its limits, or the server
 /// more bytes than its own (DESIGN.md §6). A forgotten stream's resume
-/// gets the "ended" answer. `retention` is each stream's, in list order.
+/// gets the "ended" answer; dropping it takes its bytes out of the
+/// server's count. `bytes` is what the session's streams hold; the stream
+/// about to be added counts as one more.
 fn forget_oldest(
     list: &mut Vec<Arc<Stream>>,
-    retention: Vec<Retention>,
+    mut bytes: usize,
     config: &HttpConfig,
     total: &AtomicUsize,
 ) {
-    let mut bytes: usize = retention.iter().map(|r| r.bytes).sum();
-    let mut kept = Vec::with_capacity(list.len());
     let mut count = list.len() + 1;
-    for (stream, r) in list.drain(..).zip(retention) {
+    list.retain(|stream| {
         let over = count > config.max_retained_streams
             || bytes > config.max_retained_bytes_per_session
             || total.load(Ordering::Relaxed) > config.max_retained_bytes;
+        let r = stream.retention();
         if over && r.finished && !r.live {
             count -= 1;
             bytes -= r.bytes;
-            drop(stream); // Its bytes leave the server's count.
+            false
         } else {
-            kept.push(stream);
+            true
         }
-    }
-    *list = kept;
+    });
 }
 
 /// Why a session id could not be used.
