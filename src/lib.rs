@@ -149,6 +149,12 @@ pub use server::{
     ServerStateStore,
 };
 
+// Who is calling: authorization, request context, interceptors.
+pub use server::{HandlerOutcome, HttpHeaders, Interceptor, Principal, TraceContext};
+pub use transport::http::{
+    HttpRefusal, HttpRequestHead, ProtectedResource, TokenError, TokenVerifier,
+};
+
 // Errors.
 pub use error::{Error, ErrorKind};
 

@@ -26,7 +26,7 @@ use crate::jsonrpc::{Message, Request, RequestId};
 use crate::protocol::{
     notifications, versions, ClientCapabilities, Era, Implementation, LoggingLevel,
 };
-use crate::server::{dispatch, Envelope, Received, ServerInner, Sink};
+use crate::server::{dispatch, Caller, Envelope, Received, ServerInner, Sink};
 use crate::Error;
 
 /// What the client told us in `initialize`, and what it set since.
@@ -157,7 +157,18 @@ impl Session {
     /// Handles one message from the client (see `server/dispatch.rs`);
     /// messages related to a request go to `sink`.
     pub(crate) fn receive(self: &Arc<Self>, message: Message, sink: &Arc<dyn Sink>) -> Received {
-        dispatch::receive(self, message, sink)
+        dispatch::receive(self, message, sink, Caller::default())
+    }
+
+    /// [`receive`](Self::receive) for a message whose sender the transport
+    /// knows: the principal and headers in `caller` reach the handler.
+    pub(crate) fn receive_from(
+        self: &Arc<Self>,
+        message: Message,
+        sink: &Arc<dyn Sink>,
+        caller: Caller,
+    ) -> Received {
+        dispatch::receive(self, message, sink, caller)
     }
 
     /// Handles a 2026-07-28 request whose envelope the transport has read
@@ -167,8 +178,9 @@ impl Session {
         request: Request,
         envelope: Envelope,
         sink: &Arc<dyn Sink>,
+        caller: Caller,
     ) -> Received {
-        dispatch::receive_checked(self, request, envelope, sink)
+        dispatch::receive_checked(self, request, envelope, sink, caller)
     }
 
     /// A fresh id for a request of ours to the client.

@@ -13,8 +13,10 @@ use super::handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
 use super::input::{RequestStateCodec, ServerStateStore};
+use super::intercept::Interceptor;
 use super::listen::ListenRegistry;
 use super::registry::Registry;
+use super::scopes::ScopePolicy;
 use super::{CacheScope, RequestOutcome, Server, ServerInner};
 use crate::protocol::{
     Implementation, ListChangedCapability, Prompt, Resource, ResourceTemplate, ResourcesCapability,
@@ -66,6 +68,8 @@ pub struct ServerBuilder {
     cache: CacheHints,
     state_codec: Option<Box<dyn RequestStateCodec>>,
     offer: Offered,
+    scopes: ScopePolicy,
+    interceptors: Vec<Box<dyn Interceptor>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -89,6 +93,8 @@ impl ServerBuilder {
             cache: CacheHints::default(),
             state_codec: None,
             offer: Offered::default(),
+            scopes: ScopePolicy::default(),
+            interceptors: Vec::new(),
         }
     }
 
@@ -158,6 +164,85 @@ impl ServerBuilder {
         hook: impl Fn(&RequestOutcome) + Send + Sync + 'static,
     ) -> Self {
         self.on_request_finished = Some(Box::new(hook));
+        self
+    }
+
+    /// Adds an interceptor around every handler call (see
+    /// [`Interceptor`]). Interceptors run in the order they were added,
+    /// after the HTTP edge (authorization, pre-request hooks, scope
+    /// checks) let the request through.
+    pub fn intercept(mut self, interceptor: impl Interceptor) -> Self {
+        self.interceptors.push(Box::new(interceptor));
+        self
+    }
+
+    /// Scopes every request needs, once a token verifier is set on the
+    /// HTTP transport ([`HttpServerBuilder::protect`](crate::HttpServerBuilder::protect)).
+    /// A request whose token lacks one is refused before its body is read:
+    /// 403 with `error="insufficient_scope"`; a request without a token
+    /// gets them in the 401 challenge's `scope` (basic/authorization,
+    /// "Scope Challenge Handling"). Requests without a principal (stdio, a
+    /// server without a verifier) are not checked. Defaults to none.
+    pub fn require_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes.server = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Scopes `tools/call` of tool `name` needs, besides the server-wide
+    /// ones; without them, 403 with the challenge naming all it needs.
+    pub fn tool_scopes<S: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.tools.insert(name.into(), scopes);
+        self
+    }
+
+    /// Scopes `prompts/get` of prompt `name` needs (see
+    /// [`tool_scopes`](Self::tool_scopes)).
+    pub fn prompt_scopes<S: Into<String>>(
+        mut self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.prompts.insert(name.into(), scopes);
+        self
+    }
+
+    /// Scopes `resources/read` and `resources/subscribe` of the resource at
+    /// `uri` need (see [`tool_scopes`](Self::tool_scopes)).
+    pub fn resource_scopes<S: Into<String>>(
+        mut self,
+        uri: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.resources.insert(uri.into(), scopes);
+        self
+    }
+
+    /// Scopes reading a URI that matches `uri_template` (as registered)
+    /// needs, unless a fixed resource has that URI (see
+    /// [`tool_scopes`](Self::tool_scopes)).
+    pub fn template_scopes<S: Into<String>>(
+        mut self,
+        uri_template: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.templates.insert(uri_template.into(), scopes);
+        self
+    }
+
+    /// `true`: `tools/list`, `prompts/list`, `resources/list` and
+    /// `resources/templates/list` show each principal only the items whose
+    /// scopes it holds. Defaults to `false` (everything is listed; calls are
+    /// still checked).
+    pub fn list_only_permitted(mut self, on: bool) -> Self {
+        self.scopes.filter_lists = on;
         self
     }
 
@@ -317,6 +402,8 @@ impl ServerBuilder {
                 state_codec: self
                     .state_codec
                     .unwrap_or_else(|| Box::new(ServerStateStore::default())),
+                scopes: self.scopes,
+                interceptors: self.interceptors,
             }),
         }
     }

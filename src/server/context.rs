@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use parking_lot::Mutex;
 
+use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
 use super::input::{InputRequest, InputResponses, Rounds};
 use super::methods::Method;
@@ -46,6 +47,8 @@ pub struct RequestContext {
     pub(crate) flag: CancellationFlag,
     pub(crate) sink: Arc<dyn Sink>,
     pub(crate) link: ClientLink,
+    /// Who sent the request and what came with it.
+    pub(crate) caller: Caller,
 }
 
 /// How a request reaches its client, chosen once per request (DESIGN.md
@@ -107,6 +110,28 @@ impl RequestContext {
     /// The `Mcp-Session-Id` on Streamable HTTP; `None` on stdio.
     pub fn session_id(&self) -> Option<&str> {
         self.session.id.as_deref()
+    }
+
+    /// Who is calling, as the HTTP transport's token verifier established
+    /// it ([`HttpServerBuilder::protect`](crate::HttpServerBuilder::protect)):
+    /// subject, client id, scopes, audience, expiry and claims. `None` on
+    /// stdio, in memory and on a server without a verifier.
+    ///
+    /// Spec: basic/authorization (2025-11-25), "Access Token Usage".
+    pub fn principal(&self) -> Option<&Principal> {
+        self.caller.principal.as_deref()
+    }
+
+    /// The headers of the HTTP POST that carried this request, read-only
+    /// (names in lowercase). `None` on stdio and in memory.
+    pub fn http_headers(&self) -> Option<&HttpHeaders> {
+        self.caller.headers.as_ref()
+    }
+
+    /// The W3C trace context (`traceparent`, `tracestate`, `baggage`) the
+    /// client sent in the request's `_meta`, if any (SEP-414).
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.caller.trace.as_ref()
     }
 
     /// The request's `params._meta`, if it had one.

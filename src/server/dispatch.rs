@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::caller::{Caller, TraceContext};
 use super::envelope::{self, Envelope};
 use super::listen::SubscriptionFilter;
 use super::methods::{self, Answer, Method, Runs, WorkerFn};
@@ -42,6 +43,25 @@ pub(crate) enum Received {
     Consumed,
 }
 
+/// When a request arrived and who sent it: carried from the reading
+/// thread to its answer or its handler run.
+pub(crate) struct Arrival {
+    pub(crate) started: Instant,
+    pub(crate) caller: Caller,
+}
+
+impl Arrival {
+    /// Now, for `request` from `caller`: its trace context is read here,
+    /// once (SEP-414).
+    fn now(mut caller: Caller, request: &Request) -> Arrival {
+        caller.trace = TraceContext::from_params(request.params.as_ref());
+        Arrival {
+            started: Instant::now(),
+            caller,
+        }
+    }
+}
+
 /// A request whose handler must run; `run` it on any thread.
 pub(crate) struct Job {
     pub(super) session: Arc<Session>,
@@ -50,16 +70,24 @@ pub(crate) struct Job {
     pub(super) request: Request,
     pub(super) flag: CancellationFlag,
     pub(super) sink: Arc<dyn Sink>,
-    pub(super) started: Instant,
+    pub(super) arrival: Arrival,
     /// The envelope of a 2026-07-28 request, read once.
     pub(super) envelope: Option<Envelope>,
 }
 
 /// Handles one message from the client. Messages related to a request
 /// go to `sink`.
-pub(crate) fn receive(session: &Arc<Session>, message: Message, sink: &Arc<dyn Sink>) -> Received {
+pub(crate) fn receive(
+    session: &Arc<Session>,
+    message: Message,
+    sink: &Arc<dyn Sink>,
+    caller: Caller,
+) -> Received {
     match message {
-        Message::Request(request) => receive_request(session, request, sink),
+        Message::Request(request) => {
+            let arrival = Arrival::now(caller, &request);
+            receive_request(session, request, sink, arrival)
+        }
         Message::Notification(notification) => {
             receive_notification(session, &notification.method, notification.params);
             Received::Consumed
@@ -78,13 +106,19 @@ pub(crate) fn receive_checked(
     request: Request,
     envelope: Envelope,
     sink: &Arc<dyn Sink>,
+    caller: Caller,
 ) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
-    dispatch_modern(session, request, envelope, sink, Instant::now())
+    let arrival = Arrival::now(caller, &request);
+    dispatch_modern(session, request, envelope, sink, arrival)
 }
 
-fn receive_request(session: &Arc<Session>, request: Request, sink: &Arc<dyn Sink>) -> Received {
-    let started = Instant::now();
+fn receive_request(
+    session: &Arc<Session>,
+    request: Request,
+    sink: &Arc<dyn Sink>,
+    arrival: Arrival,
+) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
     let claim = envelope::is_claim(&request);
     let claimed = if claim {
@@ -93,16 +127,16 @@ fn receive_request(session: &Arc<Session>, request: Request, sink: &Arc<dyn Sink
         Era::V2025_11_25
     };
     match session.lock_era(claimed) {
-        Era::V2026_07_28 => receive_modern(session, request, sink, started),
+        Era::V2026_07_28 => receive_modern(session, request, sink, arrival),
         _ if claim => {
             // ERA-6: a modern request on a handshake-era connection.
             let error = ErrorObject::invalid_request(
                 "this connection uses the 2025-11-25 handshake era (initialize); \
                  requests with a 2026-07-28 _meta envelope are not accepted on it",
             );
-            respond(session, request, started, Err(error))
+            respond(session, request, arrival, Err(error))
         }
-        _ => receive_legacy(session, request, sink, started),
+        _ => receive_legacy(session, request, sink, arrival),
     }
 }
 
@@ -111,7 +145,7 @@ fn receive_legacy(
     session: &Arc<Session>,
     request: Request,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    arrival: Arrival,
 ) -> Received {
     let method = methods::find(&request.method, Era::V2025_11_25);
     if !method.map_or(false, |m| m.before_initialize) && !session.is_initialized() {
@@ -119,9 +153,9 @@ fn receive_legacy(
             "{} before initialize: send initialize first",
             request.method
         ));
-        return respond(session, request, started, Err(error));
+        return respond(session, request, arrival, Err(error));
     }
-    dispatch(session, method, request, None, sink, started)
+    dispatch(session, method, request, None, sink, arrival)
 }
 
 /// MOD-*, VER-*, META-*: the envelope is read and its version checked
@@ -130,7 +164,7 @@ fn receive_modern(
     session: &Arc<Session>,
     request: Request,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    arrival: Arrival,
 ) -> Received {
     if request.method == names::INITIALIZE {
         // ERA-5: initialize on a connection locked to 2026-07-28.
@@ -141,13 +175,13 @@ fn receive_modern(
             .and_then(Value::as_str)
             .unwrap_or("");
         let error = envelope::unsupported_version(requested);
-        return respond(session, request, started, Err(error));
+        return respond(session, request, arrival, Err(error));
     }
     let checked = envelope::read_envelope(request.params.as_ref())
         .and_then(|e| envelope::check_version(&e.version).map(|()| e));
     match checked {
-        Ok(envelope) => dispatch_modern(session, request, envelope, sink, started),
-        Err(error) => respond(session, request, started, Err(error)),
+        Ok(envelope) => dispatch_modern(session, request, envelope, sink, arrival),
+        Err(error) => respond(session, request, arrival, Err(error)),
     }
 }
 
@@ -157,10 +191,10 @@ fn dispatch_modern(
     request: Request,
     envelope: Envelope,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    arrival: Arrival,
 ) -> Received {
     let method = methods::find(&request.method, Era::V2026_07_28);
-    dispatch(session, method, request, Some(envelope), sink, started)
+    dispatch(session, method, request, Some(envelope), sink, arrival)
 }
 
 /// Runs the request's row of the method table (`method`, as found for the
@@ -171,7 +205,7 @@ fn dispatch(
     mut request: Request,
     envelope: Option<Envelope>,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    arrival: Arrival,
 ) -> Received {
     let era = match envelope {
         Some(_) => Era::V2026_07_28,
@@ -181,26 +215,26 @@ fn dispatch(
         Some(method) if method.gate(era).is_open(&session.server) => method,
         _ => {
             let error = ErrorObject::method_not_found(&request.method);
-            return respond(session, request, started, Err(error));
+            return respond(session, request, arrival, Err(error));
         }
     };
     match method.runs {
         Runs::Inline(answer) if !in_use(session, &request.id) => {
-            let answer = answer(session, request.params.take());
+            let answer = answer(session, &arrival.caller, request.params.take());
             let answer = match &envelope {
                 Some(_) => answer.map(|v| session.server.decorate(v, method)),
                 None => answer,
             };
-            respond(session, request, started, answer)
+            respond(session, request, arrival, answer)
         }
         // The in-flight table refuses a duplicate itself (`begin`).
         Runs::Worker(call) if !listening_on(session, &request.id) => {
-            begin(session, (method, call), request, envelope, sink, started)
+            begin(session, (method, call), request, envelope, sink, arrival)
         }
         Runs::Listen if !in_use(session, &request.id) => {
             match open_listen(session, &request, sink) {
                 Ok(key) => Received::Listening(key),
-                Err(error) => respond(session, request, started, Err(error)),
+                Err(error) => respond(session, request, arrival, Err(error)),
             }
         }
         _ => {
@@ -208,7 +242,7 @@ fn dispatch(
             respond(
                 session,
                 request,
-                started,
+                arrival,
                 Err(ErrorObject::invalid_request(message)),
             )
         }
@@ -236,7 +270,7 @@ fn begin(
     request: Request,
     envelope: Option<Envelope>,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    arrival: Arrival,
 ) -> Received {
     match session.in_flight.begin(&request.id, Arc::clone(sink)) {
         Ok(flag) => Received::Run(Job {
@@ -246,7 +280,7 @@ fn begin(
             request,
             flag,
             sink: Arc::clone(sink),
-            started,
+            arrival,
             envelope,
         }),
         Err(BeginError::Duplicate) => {
@@ -254,27 +288,29 @@ fn begin(
             respond(
                 session,
                 request,
-                started,
+                arrival,
                 Err(ErrorObject::invalid_request(message)),
             )
         }
         Err(BeginError::Full) => {
             let error = ErrorObject::internal("too many requests in flight; retry later");
-            respond(session, request, started, Err(error))
+            respond(session, request, arrival, Err(error))
         }
     }
 }
 
 /// Reports an inline answer and hands it to the transport.
-fn respond(session: &Session, request: Request, started: Instant, answer: Answer) -> Received {
+fn respond(session: &Session, request: Request, arrival: Arrival, answer: Answer) -> Received {
     let status = match &answer {
         Ok(_) => RequestStatus::Ok,
         Err(e) => RequestStatus::Error(e.code),
     };
     session.server.report(&RequestOutcome {
         method: request.method,
-        duration: started.elapsed(),
+        duration: arrival.started.elapsed(),
         status,
+        principal: arrival.caller.principal,
+        trace: arrival.caller.trace,
     });
     Received::Answered(Response {
         id: Some(request.id),

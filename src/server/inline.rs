@@ -9,8 +9,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::caller::{Caller, Principal};
 use super::methods::Answer;
-use super::registry::Registry;
+use super::registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::scopes::ScopePolicy;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
     versions, InitializeRequestParams, InitializeResult, ListPromptsResult,
@@ -20,7 +22,7 @@ use crate::protocol::{
 use crate::session::Session;
 
 /// LC-1, LC-2, LC-8: negotiate once; a second `initialize` changes nothing.
-pub(crate) fn initialize(session: &Session, params: Option<Value>) -> Answer {
+pub(crate) fn initialize(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
     let params: InitializeRequestParams = parse_params(params)?;
     let protocol_version = if versions::is_supported(&params.protocol_version) {
         params.protocol_version.clone()
@@ -50,12 +52,12 @@ pub(crate) fn initialize(session: &Session, params: Option<Value>) -> Answer {
 }
 
 /// PING-1: `{}`.
-pub(crate) fn ping(_: &Session, _: Option<Value>) -> Answer {
+pub(crate) fn ping(_: &Session, _: &Caller, _: Option<Value>) -> Answer {
     Ok(empty())
 }
 
 /// DISC-1 (2026-07-28): versions, capabilities and instructions.
-pub(crate) fn discover(session: &Session, _: Option<Value>) -> Answer {
+pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answer {
     let server = &session.server;
     let mut result = serde_json::json!({
         "supportedVersions": versions::MODERN,
@@ -67,30 +69,45 @@ pub(crate) fn discover(session: &Session, _: Option<Value>) -> Answer {
     Ok(result)
 }
 
-pub(crate) fn list_tools(session: &Session, params: Option<Value>) -> Answer {
-    let (tools, next_cursor) = list(session, params, |r| &r.tools, |e| e.tool.clone())?;
+pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+    let hidden = |e: &ToolEntry, p: &ScopePolicy, who: Option<&Principal>| {
+        p.hides(who, &p.tools, &e.tool.name)
+    };
+    let (tools, next_cursor) = list(session, caller, params, |r| &r.tools, hidden)?;
+    let tools = tools.iter().map(|e| e.tool.clone()).collect();
     to_value(ListToolsResult { tools, next_cursor })
 }
 
-pub(crate) fn list_prompts(session: &Session, params: Option<Value>) -> Answer {
-    let (prompts, next_cursor) = list(session, params, |r| &r.prompts, |e| e.prompt.clone())?;
+pub(crate) fn list_prompts(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+    let hidden = |e: &PromptEntry, p: &ScopePolicy, who: Option<&Principal>| {
+        p.hides(who, &p.prompts, &e.prompt.name)
+    };
+    let (prompts, next_cursor) = list(session, caller, params, |r| &r.prompts, hidden)?;
+    let prompts = prompts.iter().map(|e| e.prompt.clone()).collect();
     to_value(ListPromptsResult {
         prompts,
         next_cursor,
     })
 }
 
-pub(crate) fn list_resources(session: &Session, params: Option<Value>) -> Answer {
-    let (resources, next_cursor) = list(session, params, |r| &r.resources, |e| e.resource.clone())?;
+pub(crate) fn list_resources(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+    let hidden = |e: &ResourceEntry, p: &ScopePolicy, who: Option<&Principal>| {
+        p.hides(who, &p.resources, &e.resource.uri)
+    };
+    let (resources, next_cursor) = list(session, caller, params, |r| &r.resources, hidden)?;
+    let resources = resources.iter().map(|e| e.resource.clone()).collect();
     to_value(ListResourcesResult {
         resources,
         next_cursor,
     })
 }
 
-pub(crate) fn list_templates(session: &Session, params: Option<Value>) -> Answer {
-    let (resource_templates, next_cursor) =
-        list(session, params, |r| &r.templates, |e| e.template.clone())?;
+pub(crate) fn list_templates(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+    let hidden = |e: &TemplateEntry, p: &ScopePolicy, who: Option<&Principal>| {
+        p.hides(who, &p.templates, &e.template.uri_template)
+    };
+    let (templates, next_cursor) = list(session, caller, params, |r| &r.templates, hidden)?;
+    let resource_templates = templates.iter().map(|e| e.template.clone()).collect();
     to_value(ListResourceTemplatesResult {
         resource_templates,
         next_cursor,
@@ -98,14 +115,14 @@ pub(crate) fn list_templates(session: &Session, params: Option<Value>) -> Answer
 }
 
 /// LOG-2: store the level; an unknown level is `-32602`.
-pub(crate) fn set_level(session: &Session, params: Option<Value>) -> Answer {
+pub(crate) fn set_level(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
     let params: SetLevelRequestParams = parse_params(params)?;
     session.state.lock().log_level = Some(params.level);
     Ok(empty())
 }
 
 /// RES-3: remember a subscribed URI for this session, within the limit.
-pub(crate) fn subscribe(session: &Session, params: Option<Value>) -> Answer {
+pub(crate) fn subscribe(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
     let params: ReadResourceRequestParams = parse_params(params)?;
     let max = session.server.config.max_subscriptions;
     let mut state = session.state.lock();
@@ -119,28 +136,36 @@ pub(crate) fn subscribe(session: &Session, params: Option<Value>) -> Answer {
 }
 
 /// RES-3: forget a subscribed URI.
-pub(crate) fn unsubscribe(session: &Session, params: Option<Value>) -> Answer {
+pub(crate) fn unsubscribe(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
     let params: ReadResourceRequestParams = parse_params(params)?;
     session.state.lock().subscriptions.remove(&params.uri);
     Ok(empty())
 }
 
-/// One page of a registry list, read under the registry's lock.
-fn list<E, T>(
+/// One page of a registry list, read under the registry's lock, without
+/// the items `hidden` from the caller (when lists are filtered by scope).
+fn list<E>(
     session: &Session,
+    caller: &Caller,
     params: Option<Value>,
     items: impl Fn(&Registry) -> &Vec<Arc<E>>,
-    map: impl Fn(&E) -> T,
-) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+    hidden: impl Fn(&E, &ScopePolicy, Option<&Principal>) -> bool,
+) -> Result<(Vec<Arc<E>>, Option<String>), ErrorObject> {
     let params: PaginatedRequestParams = parse_params(params)?;
     let server = &session.server;
     let registry = server.registry.read();
-    page(
-        items(&registry),
-        params.cursor,
-        server.config.page_size,
-        map,
-    )
+    let all = items(&registry);
+    let principal = caller.principal.as_deref();
+    let policy = &server.scopes;
+    if !policy.filter_lists || principal.is_none() {
+        return page(all, params.cursor, server.config.page_size, Arc::clone);
+    }
+    let visible: Vec<Arc<E>> = all
+        .iter()
+        .filter(|e| !hidden(e, policy, principal))
+        .cloned()
+        .collect();
+    page(&visible, params.cursor, server.config.page_size, Arc::clone)
 }
 
 /// One page of `items` from the opaque `cursor` (PAG-1, PAG-2).
@@ -148,7 +173,7 @@ fn page<E, T>(
     items: &[Arc<E>],
     cursor: Option<String>,
     size: usize,
-    map: impl Fn(&E) -> T,
+    map: impl Fn(&Arc<E>) -> T,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let start = match cursor {
         None => 0,
@@ -201,14 +226,14 @@ mod tests {
     #[test]
     fn pages_and_cursors() {
         let items: Vec<Arc<u32>> = (0..5).map(Arc::new).collect();
-        let (first, next) = page(&items, None, 2, |x| *x).unwrap();
+        let (first, next) = page(&items, None, 2, |x| **x).unwrap();
         assert_eq!(first, vec![0, 1]);
-        let (second, next) = page(&items, next, 2, |x| *x).unwrap();
+        let (second, next) = page(&items, next, 2, |x| **x).unwrap();
         assert_eq!(second, vec![2, 3]);
-        let (last, next) = page(&items, next, 2, |x| *x).unwrap();
+        let (last, next) = page(&items, next, 2, |x| **x).unwrap();
         assert_eq!((last, next), (vec![4], None));
-        let err = page(&items, Some("nope".into()), 2, |x| *x).unwrap_err();
+        let err = page(&items, Some("nope".into()), 2, |x| **x).unwrap_err();
         assert_eq!(err.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
-        assert!(page(&items, Some("o:9".into()), 2, |x| *x).is_err());
+        assert!(page(&items, Some("o:9".into()), 2, |x| **x).is_err());
     }
 }

@@ -13,7 +13,9 @@
 
 use serde_json::Value;
 
+use super::caller::Caller;
 use super::context::RequestContext;
+use super::scopes::Offer;
 use super::{inline, run, ServerInner};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{methods as m, Era, ServerCapabilities};
@@ -63,6 +65,10 @@ pub(crate) struct Method {
     pub(crate) asks_input: bool,
     /// Its 2026-07-28 result carries `ttlMs` and `cacheScope` (CACHE-1).
     pub(crate) cacheable: bool,
+    /// What it acts on, for the scopes it needs (basic/authorization,
+    /// "Scope Challenge Handling"): a tool, prompt or resource named in
+    /// its params.
+    pub(crate) offer: Option<Offer>,
 }
 
 /// The eras a method exists in.
@@ -133,13 +139,17 @@ impl Gate {
 #[derive(Clone, Copy)]
 pub(crate) enum Runs {
     /// On the reading thread, at once: cheap and never blocks.
-    Inline(fn(&Session, Option<Value>) -> Answer),
+    Inline(InlineFn),
     /// On a worker: it runs a program's handler. Entered in the in-flight
     /// table on the reading thread, so a cancel that follows finds it.
     Worker(WorkerFn),
     /// Opens a `subscriptions/listen` stream (2026-07-28).
     Listen,
 }
+
+/// A method answered on the reading thread; the caller matters to the
+/// lists, which may be filtered by scope.
+pub(crate) type InlineFn = fn(&Session, &Caller, Option<Value>) -> Answer;
 
 /// A handler call run on a worker.
 pub(crate) type WorkerFn = fn(&RequestContext, Option<Value>) -> Result<Value, Failure>;
@@ -157,6 +167,7 @@ const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
         mcp_params: false,
         asks_input: false,
         cacheable: false,
+        offer: None,
     }
 }
 
@@ -186,6 +197,7 @@ pub(crate) const METHODS: &[Method] = &[
         mcp_name: Some("name"),
         mcp_params: true,
         asks_input: true,
+        offer: Some(Offer::Tool),
         ..row(m::TOOLS_CALL, Eras::BOTH, Runs::Worker(run::call_tool))
     },
     Method {
@@ -211,6 +223,7 @@ pub(crate) const METHODS: &[Method] = &[
         mcp_name: Some("uri"),
         asks_input: true,
         cacheable: true,
+        offer: Some(Offer::Resource),
         ..row(
             m::RESOURCES_READ,
             Eras::BOTH,
@@ -219,6 +232,7 @@ pub(crate) const METHODS: &[Method] = &[
     },
     Method {
         legacy_gate: Gate::Resources,
+        offer: Some(Offer::Resource),
         ..row(
             m::RESOURCES_SUBSCRIBE,
             Eras::LEGACY,
@@ -246,6 +260,7 @@ pub(crate) const METHODS: &[Method] = &[
         modern_gate: Gate::Prompts,
         mcp_name: Some("name"),
         asks_input: true,
+        offer: Some(Offer::Prompt),
         ..row(m::PROMPTS_GET, Eras::BOTH, Runs::Worker(run::get_prompt))
     },
     Method {
@@ -288,6 +303,14 @@ pub(crate) fn mcp_name_field(name: &str) -> Option<&'static str> {
 /// `true` when `name`'s `Mcp-Param-*` headers are checked (2026-07-28 HTTP).
 pub(crate) fn has_mcp_params(name: &str) -> bool {
     find(name, Era::V2026_07_28).map_or(false, |method| method.mcp_params)
+}
+
+/// What a request for `name` acts on, in whichever era has the method.
+pub(crate) fn offer_of(name: &str) -> Option<Offer> {
+    METHODS
+        .iter()
+        .find(|method| method.name == name)
+        .and_then(|method| method.offer)
 }
 
 /// `true` when `name` opens a listen stream (2026-07-28).

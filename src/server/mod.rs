@@ -2,30 +2,36 @@
 //! serving.
 
 mod builder;
+mod caller;
 mod context;
 pub(crate) mod dispatch;
 pub(crate) mod envelope;
 mod handler;
 mod inline;
 mod input;
+mod intercept;
 mod listen;
 pub(crate) mod methods;
 mod registry;
 mod run;
+mod scopes;
 mod sink;
 mod uri_template;
 mod validate;
 
 pub use builder::ServerBuilder;
+pub use caller::{HttpHeaders, Principal, TraceContext};
 pub use context::RequestContext;
 pub use envelope::CacheScope;
 pub use handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
 pub use input::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
+pub use intercept::{HandlerOutcome, Interceptor};
 pub use registry::TemplateVariables;
 
 pub(crate) use builder::Config;
+pub(crate) use caller::Caller;
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use run::current_request;
@@ -140,6 +146,8 @@ pub(crate) struct ServerInner {
     pub(crate) listen: listen::ListenRegistry,
     pub(crate) cache: envelope::CacheHints,
     pub(crate) state_codec: Box<dyn RequestStateCodec>,
+    pub(crate) scopes: scopes::ScopePolicy,
+    pub(crate) interceptors: Vec<Box<dyn intercept::Interceptor>>,
 }
 
 impl ServerInner {
@@ -221,6 +229,25 @@ impl ServerInner {
                 ))
             })
             .collect()
+    }
+
+    /// The scopes a request for `method` with `params` needs: the
+    /// server-wide ones, then those of the tool, prompt or resource it acts
+    /// on (its row's `offer`). HTTP's second registry question, asked
+    /// before the request is dispatched.
+    pub(crate) fn scopes_needed(&self, method: &str, params: Option<&Value>) -> Vec<String> {
+        let offer = methods::offer_of(method);
+        self.scopes.needed(&self.registry.read(), offer, params)
+    }
+
+    /// The scopes every request needs (checked before the body is read).
+    pub(crate) fn server_scopes(&self) -> &[String] {
+        &self.scopes.server
+    }
+
+    /// Every scope the server names, for `scopes_supported`.
+    pub(crate) fn scopes_named(&self) -> Vec<String> {
+        self.scopes.all_named()
     }
 
     pub(crate) fn report(&self, outcome: &RequestOutcome) {
@@ -384,6 +411,10 @@ pub struct RequestOutcome {
     pub duration: Duration,
     /// What happened.
     pub status: RequestStatus,
+    /// Who called, when a token verifier established it (HTTP).
+    pub principal: Option<Arc<Principal>>,
+    /// The trace context of the request's `_meta`, if it had one.
+    pub trace: Option<TraceContext>,
 }
 
 /// The end of a request.

@@ -9,12 +9,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::caller::Caller;
 use super::context::{ClientLink, RequestContext};
-use super::dispatch::Job;
+use super::dispatch::{Arrival, Job};
 use super::inline::{parse_params, to_value};
-use super::input;
 use super::methods::{Answer, Failure};
 use super::registry::Resolved;
+use super::{input, intercept};
 use super::{RequestOutcome, RequestStatus};
 use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
@@ -36,18 +37,29 @@ impl Job {
             mut request,
             flag,
             sink,
-            started,
+            arrival,
             envelope,
         } = self;
+        let Arrival { started, caller } = arrival;
         if flag.is_cancelled() {
             // Cancelled while it waited for a worker: the handler never
             // runs, and the cancel already won (no response).
-            return finish(&session, request, &flag, &sink, started, Ok(Value::Null));
+            return finish(
+                &session,
+                request,
+                &flag,
+                &sink,
+                (started, caller),
+                Ok(Value::Null),
+            );
         }
         let link = match envelope {
             Some(envelope) => match input::read_rounds(&session, &request) {
                 Ok(rounds) => ClientLink::Retry { envelope, rounds },
-                Err(error) => return finish(&session, request, &flag, &sink, started, Err(error)),
+                Err(error) => {
+                    let arrival = (started, caller);
+                    return finish(&session, request, &flag, &sink, arrival, Err(error));
+                }
             },
             None => ClientLink::connection(request.params.as_ref()),
         };
@@ -63,24 +75,30 @@ impl Job {
             flag: flag.clone(),
             sink: Arc::clone(&sink),
             link,
+            caller,
         };
         let running = Running::enter(session.key(), &request.id);
-        let outcome =
-            catch_unwind(AssertUnwindSafe(|| call(&ctx, params))).unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                log::error!("handler for {} panicked: {}", method.name, what);
-                Err(Failure::Rpc(ErrorObject::internal(
-                    "the handler failed unexpectedly",
-                )))
-            });
+        let interceptors = &session.server.interceptors;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let handler = |params| call(&ctx, params);
+            intercept::around(interceptors, &ctx, params, handler, |e| failure(&ctx, e))
+        }))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            log::error!("handler for {} panicked: {}", method.name, what);
+            Err(Failure::Rpc(ErrorObject::internal(
+                "the handler failed unexpectedly",
+            )))
+        });
         drop(running);
         let answer = conclude(&ctx, &request, outcome);
+        let caller = ctx.caller.clone();
         drop(ctx);
-        finish(&session, request, &flag, &sink, started, answer);
+        finish(&session, request, &flag, &sink, (started, caller), answer);
     }
 }
 
@@ -144,7 +162,7 @@ fn finish(
     request: Request,
     flag: &CancellationFlag,
     sink: &Arc<dyn Sink>,
-    started: Instant,
+    (started, caller): (Instant, Caller),
     answer: Answer,
 ) {
     let status = if session.in_flight.finish(&request.id).is_some() {
@@ -169,6 +187,8 @@ fn finish(
         method: request.method,
         duration: started.elapsed(),
         status,
+        principal: caller.principal,
+        trace: caller.trace,
     });
 }
 

@@ -6,8 +6,9 @@ use std::net::TcpStream;
 use std::sync::Arc;
 
 use super::answer::{self, Answer, Peer};
+use super::gate::{admit, Admission};
 use super::route::route;
-use super::wire::{self, Limits, ReadError, Timed};
+use super::wire::{self, Head, Limits, ReadError, Timed};
 use super::Shared;
 use crate::jsonrpc::ErrorObject;
 
@@ -29,14 +30,8 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         if shared.stopping() {
             return;
         }
-        let (answer, peer) = match wire::read_request(&mut reader, &limits) {
-            Ok(request) => {
-                let peer = Peer {
-                    keep_alive: request.keep_alive && !shared.stopping(),
-                    chunked: !request.http10,
-                };
-                (route(shared, &request), peer)
-            }
+        let (answer, peer) = match wire::read_head(&mut reader, &limits) {
+            Ok(head) => decide(shared, &mut reader, &limits, head),
             Err(ReadError::Closed) => return,
             Err(ReadError::Io(e)) => {
                 log::debug!("connection dropped inside a request: {}", e);
@@ -49,6 +44,46 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
             Ok(()) if peer.keep_alive => continue,
             _ => return,
         }
+    }
+}
+
+/// The answer to a request whose head was read: the head's own decision
+/// (`gate.rs`), else the body and the routing (`route.rs`).
+fn decide(
+    shared: &Arc<Shared>,
+    reader: &mut BufReader<Timed<'_>>,
+    limits: &Limits,
+    head: Head,
+) -> (Answer, Peer) {
+    let keep_alive = head.request.keep_alive && !shared.stopping();
+    let chunked = !head.request.http10;
+    match admit(shared, &head.request) {
+        Admission::Answer(answer) => {
+            // The body is skipped so that the connection carries the next
+            // request; one that cannot be skipped closes it.
+            let keep_alive = keep_alive && head.skip_body(reader, limits);
+            (
+                answer,
+                Peer {
+                    keep_alive,
+                    chunked,
+                },
+            )
+        }
+        Admission::Pass(principal) => match head.read_body(reader, limits) {
+            Ok(request) => (
+                route(shared, &request, principal),
+                Peer {
+                    keep_alive,
+                    chunked,
+                },
+            ),
+            Err(ReadError::Io(e)) => {
+                log::debug!("connection dropped inside a request body: {}", e);
+                (Answer::status(400), Peer::closing())
+            }
+            Err(error) => (unreadable(shared, error), Peer::closing()),
+        },
     }
 }
 

@@ -18,8 +18,11 @@
 //! SEC-1, SEC-2.
 
 mod answer;
+mod auth;
 mod conn;
 mod era;
+mod gate;
+mod head;
 mod media;
 mod per_request;
 mod route;
@@ -43,6 +46,8 @@ use crate::jsonrpc::RequestId;
 use crate::server::{current_request, ServerInner};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
+pub use auth::{ProtectedResource, TokenError, TokenVerifier};
+pub use head::{HttpRefusal, HttpRequestHead};
 pub(crate) use sessions::{HttpSession, Lookup};
 
 /// Settings of the Streamable HTTP transport; start it with
@@ -97,6 +102,8 @@ pub(crate) struct HttpConfig {
     pub(crate) request_body_timeout: Duration,
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
+    /// Authorization and the pre-request hooks (`gate.rs`).
+    pub(crate) guards: head::Guards,
 }
 
 impl Default for HttpConfig {
@@ -125,6 +132,7 @@ impl Default for HttpConfig {
             request_body_timeout: Duration::from_secs(60),
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
+            guards: head::Guards::default(),
         }
     }
 }
@@ -312,8 +320,13 @@ impl HttpServerBuilder {
     /// # Errors
     ///
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the address cannot be
-    /// bound or the acceptor thread cannot start.
+    /// bound or the acceptor thread cannot start;
+    /// [`ErrorKind::Message`](crate::ErrorKind::Message) if a
+    /// [`ProtectedResource`] cannot work (see [`protect`](Self::protect)).
     pub fn serve(self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
+        if let Some(protected) = &self.config.guards.protected {
+            protected.check()?;
+        }
         let listener = TcpListener::bind(addr)?;
         let local_addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new(&self.server, self.config, local_addr));

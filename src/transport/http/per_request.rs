@@ -21,7 +21,7 @@ use super::wire::{HttpRequest, HttpResponse};
 use super::Shared;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
 use crate::protocol::versions;
-use crate::server::{envelope, methods as table, Envelope, Received, Sink};
+use crate::server::{envelope, methods as table, Caller, Envelope, Received, Sink};
 use crate::session::{Closing, Session};
 
 fn mismatch(message: impl Into<String>) -> ErrorObject {
@@ -88,12 +88,8 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
 }
 
 /// The one value of a header; `Err` when it appears more than once (HTTP-5).
-fn single<'a>(request: &'a HttpRequest, name: &str) -> Result<Option<&'a str>, ErrorObject> {
-    let mut values = request
-        .headers
-        .iter()
-        .filter(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str());
+fn single<'a>(request: &'a HttpRequest, name: &'a str) -> Result<Option<&'a str>, ErrorObject> {
+    let mut values = request.headers.get_all(name);
     let first = values.next();
     if values.next().is_some() {
         return Err(mismatch(format!(
@@ -211,6 +207,7 @@ pub(super) fn post(
     http: &HttpRequest,
     message: Message,
     accepts: Accepts,
+    caller: Caller,
 ) -> Answer {
     let request = match message {
         _ if !(accepts.json && accepts.sse) => {
@@ -253,7 +250,7 @@ pub(super) fn post(
     match checked {
         // REM-1: `initialize` included, a method the 2026-07-28 rows lack
         // is -32601, which is 404 here (HTTP-7).
-        Ok(envelope) => dispatch(shared, request, envelope),
+        Ok(envelope) => dispatch(shared, request, envelope, caller),
         Err(error) => Answer::error(status_of(error.code), id, error),
     }
 }
@@ -262,7 +259,7 @@ pub(super) fn post(
 /// answered at once or its handler's first message is its response,
 /// otherwise an SSE stream whose closing cancels it (MHTTP-7); a listen
 /// stream is always SSE.
-fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answer {
+fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: Caller) -> Answer {
     let core = Session::per_request(&shared.server);
     let id = request.id.clone();
     let is_listen = table::opens_listen(&request.method);
@@ -274,45 +271,46 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope) -> Answe
     ));
     let receiver = stream.attach(None).receiver;
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(stream));
-    let (on_close, json_if_first, guard) = match core.receive_checked(request, envelope, &sink) {
-        Received::Answered(response) => {
-            let status = match &response.outcome {
-                // LISTEN-14: a refused listen (at the stream limit) is 503.
-                Err(e) if is_listen && e.code == ErrorCode::INTERNAL_ERROR => 503,
-                Err(e) => status_of(e.code),
-                Ok(_) => 200,
-            };
-            let json = Message::Response(response).to_json_string();
-            return Answer::Whole(HttpResponse::json(status, json.into_bytes()));
-        }
-        Received::Run(job) => {
-            if !shared.pool.execute(move || job.run()) {
-                let error = ErrorObject::internal("the server is shutting down");
-                return Answer::error(503, Some(id), error);
+    let (on_close, json_if_first, guard) =
+        match core.receive_checked(request, envelope, &sink, caller) {
+            Received::Answered(response) => {
+                let status = match &response.outcome {
+                    // LISTEN-14: a refused listen (at the stream limit) is 503.
+                    Err(e) if is_listen && e.code == ErrorCode::INTERNAL_ERROR => 503,
+                    Err(e) => status_of(e.code),
+                    Ok(_) => 200,
+                };
+                let json = Message::Response(response).to_json_string();
+                return Answer::Whole(HttpResponse::json(status, json.into_bytes()));
             }
-            (OnClose::Cancel(Arc::clone(&core), id), true, None)
-        }
-        Received::Listening(key) => {
-            shared
-                .listening
-                .lock()
-                .insert(core.key(), Arc::clone(&core));
-            let guard = ListenGuard {
-                shared: Arc::clone(shared),
-                key: core.key(),
-            };
-            if shared.stopping() {
-                // Shutdown began meanwhile: end it with its result now.
-                core.close("the server is shutting down", Closing::ServerEnds);
+            Received::Run(job) => {
+                if !shared.pool.execute(move || job.run()) {
+                    let error = ErrorObject::internal("the server is shutting down");
+                    return Answer::error(503, Some(id), error);
+                }
+                (OnClose::Cancel(Arc::clone(&core), id), true, None)
             }
-            (
-                OnClose::ForgetListen(Arc::clone(&core), key),
-                false,
-                Some(guard),
-            )
-        }
-        Received::Consumed => return Answer::status(202),
-    };
+            Received::Listening(key) => {
+                shared
+                    .listening
+                    .lock()
+                    .insert(core.key(), Arc::clone(&core));
+                let guard = ListenGuard {
+                    shared: Arc::clone(shared),
+                    key: core.key(),
+                };
+                if shared.stopping() {
+                    // Shutdown began meanwhile: end it with its result now.
+                    core.close("the server is shutting down", Closing::ServerEnds);
+                }
+                (
+                    OnClose::ForgetListen(Arc::clone(&core), key),
+                    false,
+                    Some(guard),
+                )
+            }
+            Received::Consumed => return Answer::status(202),
+        };
     Answer::Stream(EventStream {
         receiver,
         replay: Vec::new(),

@@ -13,13 +13,13 @@ use super::answer::{
     not_acceptable, rpc_error, Accepts, Answer, EventStream, Framing, OnClose, Resumable,
 };
 use super::era::{choose_path, per_request_version, Path};
-use super::media::{accepts, check_host_and_origin, is_json};
+use super::media::{accepts, is_json};
 use super::sse::{self, Attached, Outgoing, Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
-use super::{per_request, HttpSession, Lookup, Shared};
-use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request, RequestId};
+use super::{auth, per_request, HttpSession, Lookup, Shared};
+use crate::jsonrpc::{ErrorObject, Message, Request, RequestId};
 use crate::protocol::versions;
-use crate::server::{NullSink, Received, Sink};
+use crate::server::{Caller, NullSink, Principal, Received, Sink};
 use crate::session::Session;
 
 /// Header names, as the spec spells them.
@@ -28,31 +28,27 @@ pub(crate) mod headers {
     pub(crate) const MCP_SESSION_ID: &str = "Mcp-Session-Id";
 }
 
-/// Decides the answer to one request.
-pub(crate) fn route(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
-    if request.path != shared.config.endpoint {
-        return Answer::status(404);
-    }
-    if shared.config.dns_rebinding_protection {
-        if let Err(why) = check_host_and_origin(
-            request.header("host"),
-            request.header("origin"),
-            shared.loopback,
-            &shared.config.allowed_hosts,
-            &shared.config.allowed_origins,
-        ) {
-            log::warn!("refused a request: {}", why);
-            return Answer::error(403, None, ErrorObject::new(ErrorCode(-32000), why));
-        }
-    }
+/// Decides the answer to one request that passed its head's checks
+/// (`gate.rs`: the path, Host and Origin, authorization, the hooks), with
+/// the principal authorization established.
+pub(crate) fn route(
+    shared: &Arc<Shared>,
+    request: &HttpRequest,
+    principal: Option<Arc<Principal>>,
+) -> Answer {
+    let caller = Caller {
+        principal,
+        headers: Some(request.headers.clone()),
+        trace: None,
+    };
     // HTTP-11 (2026-07-28): only POST exists without a session; a GET or
     // DELETE naming a live 2025-11-25 session keeps that era's meaning.
     let post_only = shared.config.stateless
         || (request.header("mcp-session-id").is_none() && per_request_version(request));
     match request.method.as_str() {
-        "POST" => post(shared, request),
-        "GET" if !post_only => get(shared, request),
-        "DELETE" if !post_only => delete(shared, request),
+        "POST" => post(shared, request, caller),
+        "GET" if !post_only => get(shared, request, &caller),
+        "DELETE" if !post_only => delete(shared, request, &caller),
         _ => {
             let allow = if post_only {
                 "POST"
@@ -65,7 +61,7 @@ pub(crate) fn route(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
 }
 
 /// HTTP-2, HTTP-3: media types, the body, then the era's rules.
-fn post(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
+fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     let (json, sse) = accepts(request.header("accept"));
     let accepts = Accepts { json, sse };
     if !json && !sse {
@@ -90,12 +86,35 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
-    match choose_path(shared, request, &message) {
-        Path::PerRequest => per_request::post(shared, request, message, accepts),
-        Path::Initialize => initialize(shared, message, accepts),
-        Path::Refuse(status, error) => Answer::error(status, id, error),
-        Path::Session => on_session(shared, request, message, accepts),
+    if let Some(refused) = check_scopes(shared, &message, &caller) {
+        return refused;
     }
+    match choose_path(shared, request, &message) {
+        Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
+        Path::Initialize => initialize(shared, message, accepts, caller),
+        Path::Refuse(status, error) => Answer::error(status, id, error),
+        Path::Session => on_session(shared, request, message, accepts, caller),
+    }
+}
+
+/// AUTH-5: a request whose principal lacks a scope of what it acts on (a
+/// tool, prompt or resource with scopes of its own) is refused with 403
+/// and the scopes it needs, in both eras, before it is dispatched.
+fn check_scopes(shared: &Shared, message: &Message, caller: &Caller) -> Option<Answer> {
+    let protected = shared.config.guards.protected.as_deref()?;
+    let principal = caller.principal.as_deref()?;
+    let request = match message {
+        Message::Request(request) => request,
+        _ => return None,
+    };
+    let needed = shared
+        .server
+        .scopes_needed(&request.method, request.params.as_ref());
+    let lacking = principal.lacks(&needed);
+    if lacking.is_empty() {
+        return None;
+    }
+    Some(auth::insufficient_scope(protected, &needed, &lacking))
 }
 
 /// A 2025-11-25 message on its session, or in the stateless mode on a
@@ -106,12 +125,13 @@ fn on_session(
     request: &HttpRequest,
     message: Message,
     accepts: Accepts,
+    caller: Caller,
 ) -> Answer {
     if shared.config.stateless {
         let version = request.header("mcp-protocol-version");
         let core = Session::stateless_post(&shared.server, version);
         return match message {
-            Message::Request(r) => serve_request(shared, &core, None, r, accepts),
+            Message::Request(r) => serve_request(shared, &core, None, r, (accepts, caller)),
             other => {
                 let sink: Arc<dyn Sink> = Arc::new(NullSink);
                 let _ = core.receive(other, &sink);
@@ -123,14 +143,14 @@ fn on_session(
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
-    let session = match session_for(shared, request, id) {
+    let session = match session_for(shared, request, id, &caller) {
         Ok(session) => session,
         Err(response) => return Answer::Whole(response),
     };
     match message {
         Message::Request(r) => {
             let core = Arc::clone(&session.core);
-            serve_request(shared, &core, Some(&session), r, accepts)
+            serve_request(shared, &core, Some(&session), r, (accepts, caller))
         }
         other => {
             let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&session.get_stream)));
@@ -175,18 +195,18 @@ fn single(
 }
 
 /// LC-1, HTTP-16: the handshake; a session is kept only when it succeeds.
-fn initialize(shared: &Arc<Shared>, message: Message, accepts: Accepts) -> Answer {
+fn initialize(shared: &Arc<Shared>, message: Message, accepts: Accepts, caller: Caller) -> Answer {
     let session = if shared.config.stateless {
         None
     } else {
-        Some(shared.new_session())
+        Some(shared.new_session(caller.principal.clone()))
     };
     let core = match &session {
         Some(s) => Arc::clone(&s.core),
         None => Session::stateless_initialize(&shared.server),
     };
     let sink: Arc<dyn Sink> = Arc::new(NullSink);
-    let response = match core.receive(message, &sink) {
+    let response = match core.receive_from(message, &sink, caller) {
         Received::Answered(response) => response,
         _ => {
             let error = ErrorObject::internal("initialize produced no response");
@@ -219,7 +239,7 @@ fn serve_request(
     core: &Arc<Session>,
     session: Option<&Arc<HttpSession>>,
     request: Request,
-    accepts: Accepts,
+    (accepts, caller): (Accepts, Caller),
 ) -> Answer {
     let id = request.id.clone();
     let config = &shared.config;
@@ -244,7 +264,7 @@ fn serve_request(
         stream.set_json_only();
     }
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&stream)));
-    match core.receive(Message::Request(request), &sink) {
+    match core.receive_from(Message::Request(request), &sink, caller) {
         Received::Answered(response) => {
             if let Some(s) = session {
                 // The stream was never shown to the client.
@@ -293,12 +313,16 @@ fn priming(shared: &Shared, core: &Session, seq: u64) -> Option<(u64, u64)> {
 }
 
 /// The session a request names: 400 without `Mcp-Session-Id`, 404 for an
-/// unknown, deleted or expired one (HTTP-17, HTTP-18).
+/// unknown, deleted or expired one (HTTP-17, HTTP-18), and 404 for one
+/// another principal opened: knowing a session's id does not let anyone
+/// else use it (DESIGN.md §15).
 fn session_for(
     shared: &Shared,
     request: &HttpRequest,
     id: Option<RequestId>,
+    caller: &Caller,
 ) -> Result<Arc<HttpSession>, HttpResponse> {
+    let not_found = |id| rpc_error(404, id, ErrorObject::invalid_request("session not found"));
     match request.header("mcp-session-id") {
         None => Err(rpc_error(
             400,
@@ -306,12 +330,14 @@ fn session_for(
             ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
         )),
         Some(session_id) => match shared.lookup(session_id) {
-            Lookup::Found(session) => Ok(session),
-            Lookup::NotFound => Err(rpc_error(
-                404,
-                id,
-                ErrorObject::invalid_request("session not found"),
-            )),
+            Lookup::Found(session) if session.belongs_to(caller.principal.as_deref()) => {
+                Ok(session)
+            }
+            Lookup::Found(_) => {
+                log::warn!("refused session {} to another principal", session_id);
+                Err(not_found(id))
+            }
+            Lookup::NotFound => Err(not_found(id)),
         },
     }
 }
@@ -321,12 +347,12 @@ fn session_for(
 const PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// HTTP-10 to HTTP-15: the standalone stream, or a resumed one.
-fn get(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
+fn get(shared: &Arc<Shared>, request: &HttpRequest, caller: &Caller) -> Answer {
     let (_, takes_sse) = accepts(request.header("accept"));
     if !takes_sse {
         return not_acceptable(None, "text/event-stream");
     }
-    let session = match session_for(shared, request, None) {
+    let session = match session_for(shared, request, None, caller) {
         Ok(s) => s,
         Err(response) => return Answer::Whole(response),
     };
@@ -391,15 +417,15 @@ fn nothing_to_resume(stream: u64, ended: bool) -> Answer {
 }
 
 /// HTTP-19: `DELETE` ends the session.
-fn delete(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
-    match request.header("mcp-session-id") {
-        None => Answer::error(
-            400,
-            None,
-            ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
-        ),
-        Some(id) if shared.remove(id) => Answer::status(200),
-        Some(_) => Answer::error(404, None, ErrorObject::invalid_request("session not found")),
+fn delete(shared: &Arc<Shared>, request: &HttpRequest, caller: &Caller) -> Answer {
+    let session = match session_for(shared, request, None, caller) {
+        Ok(session) => session,
+        Err(response) => return Answer::Whole(response),
+    };
+    if shared.remove(&session.id) {
+        Answer::status(200)
+    } else {
+        Answer::error(404, None, ErrorObject::invalid_request("session not found"))
     }
 }
 
@@ -442,7 +468,8 @@ pub(super) mod tests {
         HttpRequest {
             method: method.into(),
             path: "/mcp".into(),
-            headers: all,
+            query: None,
+            headers: crate::HttpHeaders::new(all),
             body: if body.is_null() {
                 Vec::new()
             } else {
@@ -450,6 +477,15 @@ pub(super) mod tests {
             },
             keep_alive: true,
             http10: false,
+            remote: None,
+        }
+    }
+
+    /// The whole decision: the head's steps, then the routing.
+    pub(crate) fn decide(shared: &Arc<Shared>, request: &HttpRequest) -> Answer {
+        match super::super::gate::admit(shared, request) {
+            super::super::gate::Admission::Answer(answer) => answer,
+            super::super::gate::Admission::Pass(principal) => route(shared, request, principal),
         }
     }
 
@@ -489,17 +525,20 @@ pub(super) mod tests {
         let shared = shared(HttpConfig::default());
         let mut other = http("POST", &[], initialize());
         other.path = "/other".into();
-        assert_eq!(whole(route(&shared, &other)).status, 404);
+        assert_eq!(whole(decide(&shared, &other)).status, 404);
         let evil = http("POST", &[("host", "evil.example")], initialize());
-        assert_eq!(whole(route(&shared, &evil)).status, 403);
-        let put = whole(route(&shared, &http("PUT", &[], Value::Null)));
+        assert_eq!(whole(decide(&shared, &evil)).status, 403);
+        let put = whole(decide(&shared, &http("PUT", &[], Value::Null)));
         assert_eq!(put.status, 405);
         assert!(put.headers.contains(&("Allow", "GET, POST, DELETE".into())));
         let config = HttpConfig {
             stateless: true,
             ..HttpConfig::default()
         };
-        let get = whole(route(&self::shared(config), &http("GET", &[], Value::Null)));
+        let get = whole(decide(
+            &self::shared(config),
+            &http("GET", &[], Value::Null),
+        ));
         assert_eq!((get.status, get.headers[0].1.as_str()), (405, "POST"));
     }
 
@@ -508,19 +547,19 @@ pub(super) mod tests {
     fn media_types_and_body() {
         let shared = shared(HttpConfig::default());
         let xml = http("POST", &[("accept", "text/xml")], initialize());
-        assert_eq!(whole(route(&shared, &xml)).status, 406);
+        assert_eq!(whole(decide(&shared, &xml)).status, 406);
         let text = http("POST", &[("content-type", "text/plain")], initialize());
-        assert_eq!(whole(route(&shared, &text)).status, 415);
+        assert_eq!(whole(decide(&shared, &text)).status, 415);
         let mut broken = http("POST", &[], Value::Null);
         broken.body = b"{not json".to_vec();
-        let response = whole(route(&shared, &broken));
+        let response = whole(decide(&shared, &broken));
         assert_eq!(response.status, 400);
         assert_eq!(body(&response)["error"]["code"], -32700);
         // A malformed client response is answered without its id, which
         // the client could take for the answer to its own request 3.
         let both =
             json!({"jsonrpc": "2.0", "id": 3, "result": {}, "error": {"code": 1, "message": "x"}});
-        let response = whole(route(&shared, &http("POST", &[], both)));
+        let response = whole(decide(&shared, &http("POST", &[], both)));
         assert_eq!(response.status, 400);
         assert_eq!(body(&response)["id"], Value::Null, "{:?}", body(&response));
     }
@@ -530,7 +569,7 @@ pub(super) mod tests {
     #[test]
     fn session_lifecycle() {
         let shared = shared(HttpConfig::default());
-        let response = whole(route(&shared, &http("POST", &[], initialize())));
+        let response = whole(decide(&shared, &http("POST", &[], initialize())));
         assert_eq!(response.status, 200);
         let id = response
             .headers
@@ -539,7 +578,7 @@ pub(super) mod tests {
             .map(|(_, v)| v.clone())
             .expect("an Mcp-Session-Id");
         let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-        let listed = whole(route(
+        let listed = whole(decide(
             &shared,
             &http("POST", &[("mcp-session-id", &id)], list.clone()),
         ));
@@ -549,7 +588,7 @@ pub(super) mod tests {
             ("mcp-session-id", id.as_str()),
             ("accept", "text/event-stream"),
         ];
-        match route(&shared, &http("POST", &sse_only, list.clone())) {
+        match decide(&shared, &http("POST", &sse_only, list.clone())) {
             Answer::Stream(stream) => assert!(matches!(
                 stream.framing,
                 Framing::Plain {
@@ -558,13 +597,13 @@ pub(super) mod tests {
             )),
             Answer::Whole(r) => panic!("expected one SSE event, got {}", r.status),
         }
-        let missing = whole(route(&shared, &http("POST", &[], list)));
+        let missing = whole(decide(&shared, &http("POST", &[], list)));
         assert_eq!(missing.status, 400);
-        let get = whole(route(&shared, &http("GET", &[], Value::Null)));
+        let get = whole(decide(&shared, &http("GET", &[], Value::Null)));
         assert_eq!(get.status, 400);
         let delete = http("DELETE", &[("mcp-session-id", &id)], Value::Null);
-        assert_eq!(whole(route(&shared, &delete)).status, 200);
-        assert_eq!(whole(route(&shared, &delete)).status, 404);
+        assert_eq!(whole(decide(&shared, &delete)).status, 200);
+        assert_eq!(whole(decide(&shared, &delete)).status, 404);
     }
 
     // MHTTP-3, HTTP-6, HTTP-7: a checked 2026-07-28 call becomes a stream
@@ -572,7 +611,7 @@ pub(super) mod tests {
     #[test]
     fn modern_call_is_decided_then_streamed() {
         let shared = shared(HttpConfig::default());
-        let stream = match route(&shared, &http("POST", &MODERN, modern_call("echo"))) {
+        let stream = match decide(&shared, &http("POST", &MODERN, modern_call("echo"))) {
             Answer::Stream(stream) => stream,
             Answer::Whole(r) => panic!("expected a stream, got {}", r.status),
         };
@@ -598,7 +637,7 @@ pub(super) mod tests {
     fn modern_refusals() {
         let shared = shared(HttpConfig::default());
         let wrong_name = [MODERN[0], MODERN[1], ("mcp-name", "other")];
-        let response = whole(route(
+        let response = whole(decide(
             &shared,
             &http("POST", &wrong_name, modern_call("echo")),
         ));
@@ -609,15 +648,13 @@ pub(super) mod tests {
         let mut bare = modern_call("echo");
         bare["params"]["_meta"] = Value::Null;
         let mut twice = http("POST", &MODERN, bare);
-        twice
-            .headers
-            .push(("mcp-method".into(), "tools/call".into()));
-        let response = whole(route(&shared, &twice));
+        twice.headers.push("mcp-method", "tools/call");
+        let response = whole(decide(&shared, &twice));
         assert_eq!(body(&response)["error"]["code"], -32020);
         let mut unknown = modern_call("echo");
         unknown["method"] = json!("tools/unknown");
         let headers = [MODERN[0], ("mcp-method", "tools/unknown")];
-        let response = whole(route(&shared, &http("POST", &headers, unknown)));
+        let response = whole(decide(&shared, &http("POST", &headers, unknown)));
         assert_eq!(response.status, 404);
         assert_eq!(body(&response)["error"]["code"], -32601);
     }

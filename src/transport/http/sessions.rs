@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use super::sse::{Stream, StreamSink};
 use super::{HttpConfig, Shared};
 use crate::jsonrpc::RequestId;
-use crate::server::Sink;
+use crate::server::{Principal, Sink};
 use crate::session::{Closing, Session};
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.
@@ -26,6 +26,22 @@ pub(crate) struct HttpSession {
     streams: Mutex<Streams>,
     /// The standalone stream for messages related to no request.
     pub(crate) get_stream: Arc<Stream>,
+    /// The principal whose `initialize` opened it, on a protected
+    /// endpoint: only the same caller may use it.
+    owner: Option<Arc<Principal>>,
+}
+
+impl HttpSession {
+    /// `true` if `principal` may use this session: the same subject and
+    /// client as its owner (a refreshed token with other scopes still
+    /// is). Always on an endpoint that is not protected.
+    pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
+        match (&self.owner, principal) {
+            (None, _) => true,
+            (Some(owner), Some(principal)) => owner.same_caller(principal),
+            (Some(_), None) => false,
+        }
+    }
 }
 
 /// The live sessions, and their ids in the order they were opened (with
@@ -237,7 +253,7 @@ impl Shared {
     }
 
     /// A new session, not yet registered (see [`Shared::register`]).
-    pub(crate) fn new_session(&self) -> Arc<HttpSession> {
+    pub(crate) fn new_session(&self, owner: Option<Arc<Principal>>) -> Arc<HttpSession> {
         let id = uuid::Uuid::new_v4().to_string();
         let get_stream = Arc::new(Stream::new(
             0,
@@ -257,6 +273,7 @@ impl Shared {
                 list: vec![Arc::clone(&get_stream)],
             }),
             get_stream,
+            owner,
         })
     }
 

@@ -5,8 +5,10 @@
 //! whole (JSON, errors) or as a chunked stream of SSE events.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+
+use crate::server::HttpHeaders;
 
 /// Most bytes of request line and headers.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -19,22 +21,23 @@ pub(crate) struct HttpRequest {
     pub(crate) method: String,
     /// The path without the query string.
     pub(crate) path: String,
+    /// The query string after `?`, if the target had one.
+    pub(crate) query: Option<String>,
     /// Header names are lowercased.
-    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) headers: HttpHeaders,
     pub(crate) body: Vec<u8>,
     /// The client wants the connection kept open after the response.
     pub(crate) keep_alive: bool,
     /// HTTP/1.0, which has no chunked transfer coding.
     pub(crate) http10: bool,
+    /// The peer's address, when the socket knows it.
+    pub(crate) remote: Option<SocketAddr>,
 }
 
 impl HttpRequest {
     /// The first value of header `name` (lowercase).
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.headers.get(name)
     }
 }
 
@@ -66,52 +69,90 @@ impl ReadError {
     }
 }
 
-/// Reads the next request from `reader`; `max_body` bounds the body.
-///
-/// The phases, in order: the head up to its blank line, its parse, the
-/// body's framing, then the body. When the client sent
-/// `Expect: 100-continue` and the body is acceptable, the interim
-/// `100 Continue` is written before the body is read.
-pub(crate) fn read_request(
+/// A request whose head has been read and whose body has not.
+#[derive(Debug)]
+pub(crate) struct Head {
+    /// The request, with an empty body.
+    pub(crate) request: HttpRequest,
+    body: Body,
+    expects_continue: bool,
+}
+
+/// Reads the next request's head from `reader`: the head up to its blank
+/// line, its parse, and the body's framing (`limits.max_body` bounds it).
+/// The body is read next with [`Head::read_body`], or skipped with
+/// [`Head::skip_body`] when the head alone decided the answer.
+pub(crate) fn read_head(
     reader: &mut BufReader<Timed<'_>>,
     limits: &Limits,
-) -> Result<HttpRequest, ReadError> {
-    let max_body = limits.max_body;
+) -> Result<Head, ReadError> {
     // The head's deadline starts with its first byte (a keep-alive wait
     // before it is bounded by the idle timeout alone).
     reader.get_mut().arm(limits.head_timeout);
-    let head = read_head(reader);
+    let head = read_head_bytes(reader);
     reader.get_mut().disarm();
     let mut request = parse_head(&head?)?;
-    let body = body_framing(&request, max_body)?;
+    request.remote = reader.get_ref().stream.peer_addr().ok();
+    let body = body_framing(&request, limits.max_body)?;
     let expects_continue = request
         .header("expect")
         .map_or(false, |v| v.eq_ignore_ascii_case("100-continue"));
-    let has_body = match body {
-        Body::Chunked => true,
-        Body::Length(n) => n > 0,
-    };
-    if expects_continue && has_body {
-        let mut stream = reader.get_ref().stream;
-        stream
-            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-            .map_err(ReadError::Io)?;
-    }
-    reader.get_mut().deadline(limits.body_timeout);
-    let body = match body {
-        Body::Chunked => read_chunked(reader, max_body),
-        Body::Length(0) => Ok(Vec::new()),
-        Body::Length(length) => {
-            let mut bytes = vec![0; length];
-            reader
-                .read_exact(&mut bytes)
-                .map(|()| bytes)
-                .map_err(ReadError::from_body)
+    Ok(Head {
+        request,
+        body,
+        expects_continue,
+    })
+}
+
+impl Head {
+    fn has_body(&self) -> bool {
+        match self.body {
+            Body::Chunked => true,
+            Body::Length(n) => n > 0,
         }
-    };
-    reader.get_mut().disarm();
-    request.body = body?;
-    Ok(request)
+    }
+
+    /// Reads the body within its deadline. When the client sent
+    /// `Expect: 100-continue`, the interim `100 Continue` is written first.
+    pub(crate) fn read_body(
+        self,
+        reader: &mut BufReader<Timed<'_>>,
+        limits: &Limits,
+    ) -> Result<HttpRequest, ReadError> {
+        if self.expects_continue && self.has_body() {
+            let mut stream = reader.get_ref().stream;
+            stream
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .map_err(ReadError::Io)?;
+        }
+        let mut request = self.request;
+        reader.get_mut().deadline(limits.body_timeout);
+        let body = match self.body {
+            Body::Chunked => read_chunked(reader, limits.max_body),
+            Body::Length(0) => Ok(Vec::new()),
+            Body::Length(length) => {
+                let mut bytes = vec![0; length];
+                reader
+                    .read_exact(&mut bytes)
+                    .map(|()| bytes)
+                    .map_err(ReadError::from_body)
+            }
+        };
+        reader.get_mut().disarm();
+        request.body = body?;
+        Ok(request)
+    }
+
+    /// Reads and drops the body of a request answered from its head, so
+    /// that the connection can carry the next one; `false` when it must
+    /// close instead: the client waits for `100 Continue` before it sends
+    /// the body (RFC 9110 §10.1.1), or the body could not be read.
+    pub(crate) fn skip_body(self, reader: &mut BufReader<Timed<'_>>, limits: &Limits) -> bool {
+        if !self.has_body() {
+            return true;
+        }
+        !self.expects_continue && self.read_body(reader, limits).is_ok()
+    }
 }
 
 /// The bounds of one request: body size, and the time its head and its
@@ -191,7 +232,7 @@ impl Read for Timed<'_> {
 }
 
 /// Reads up to the blank line that ends the head, within `MAX_HEAD_BYTES`.
-fn read_head(reader: &mut BufReader<Timed<'_>>) -> Result<Vec<u8>, ReadError> {
+fn read_head_bytes(reader: &mut BufReader<Timed<'_>>) -> Result<Vec<u8>, ReadError> {
     let mut head = Vec::with_capacity(1024);
     loop {
         let before = head.len();
@@ -260,10 +301,12 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
     let mut request = HttpRequest {
         method: parsed.method.unwrap_or("").to_string(),
         path: origin_path(target),
-        headers: header_list,
+        query: target.split_once('?').map(|(_, q)| q.to_string()),
+        headers: HttpHeaders::new(header_list),
         body: Vec::new(),
         keep_alive: false,
         http10: version == 0,
+        remote: None,
     };
     let connection = request
         .header("connection")
@@ -307,7 +350,7 @@ enum Body {
 /// Transfer-Encoding only as exactly `chunked`, never together with
 /// Content-Length.
 fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadError> {
-    let count = |name: &str| request.headers.iter().filter(|(n, _)| n == name).count();
+    let count = |name: &str| request.headers.get_all(name).count();
     if count("host") > 1 {
         return Err(ReadError::Malformed("more than one Host header"));
     }
@@ -411,18 +454,27 @@ pub(crate) fn reason(status: u16) -> &'static str {
         202 => "Accepted",
         204 => "No Content",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         406 => "Not Acceptable",
         408 => "Request Timeout",
         409 => "Conflict",
+        410 => "Gone",
         413 => "Payload Too Large",
         415 => "Unsupported Media Type",
         429 => "Too Many Requests",
+        422 => "Unprocessable Content",
+        423 => "Locked",
         431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
         500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
         503 => "Service Unavailable",
+        504 => "Gateway Timeout",
         _ => "Unknown",
     }
 }
@@ -431,6 +483,9 @@ pub(crate) fn reason(status: u16) -> &'static str {
 pub(crate) struct HttpResponse {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(&'static str, String)>,
+    /// Headers a program named (a pre-request hook's refusal), checked
+    /// for CR and LF when they were added.
+    pub(crate) extra: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
 }
 
@@ -439,6 +494,7 @@ impl HttpResponse {
         HttpResponse {
             status,
             headers: Vec::new(),
+            extra: Vec::new(),
             body: Vec::new(),
         }
     }
@@ -447,6 +503,7 @@ impl HttpResponse {
         HttpResponse {
             status,
             headers: vec![("Content-Type", "application/json".to_string())],
+            extra: Vec::new(),
             body,
         }
     }
@@ -467,6 +524,9 @@ impl HttpResponse {
             self.body.len()
         )?;
         for (name, value) in &self.headers {
+            write!(buf, "{}: {}\r\n", name, value)?;
+        }
+        for (name, value) in &self.extra {
             write!(buf, "{}: {}\r\n", name, value)?;
         }
         if !keep_alive {

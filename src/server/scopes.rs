@@ -1,0 +1,186 @@
+//! Required scopes: server-wide, and per tool, prompt, resource and
+//! resource template (basic/authorization "Scope Challenge Handling").
+//!
+//! The policy is data the builder fills; the HTTP edge asks it what a
+//! request needs ([`ServerInner::scopes_needed`](super::ServerInner)) and
+//! answers 403 with the challenge when the principal lacks any; the list
+//! methods ask it what a principal may see when lists are filtered.
+//! Requests without a principal (stdio, a server without a token
+//! verifier) are never checked: scopes only mean something once a
+//! verifier established who is calling.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::caller::Principal;
+use super::registry::{Registry, Resolved};
+
+/// What a request acts on: the `offer` column of the method table. Its
+/// name is in the params field [`field`](Offer::field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Offer {
+    /// A tool, by `name` (`tools/call`).
+    Tool,
+    /// A prompt, by `name` (`prompts/get`).
+    Prompt,
+    /// A resource or a template's resource, by `uri` (`resources/read`,
+    /// `resources/subscribe`).
+    Resource,
+}
+
+impl Offer {
+    /// The params field that names what the request acts on.
+    pub(crate) fn field(self) -> &'static str {
+        match self {
+            Offer::Tool | Offer::Prompt => "name",
+            Offer::Resource => "uri",
+        }
+    }
+}
+
+/// The scopes the server requires, as the builder set them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScopePolicy {
+    /// Needed by every request.
+    pub(crate) server: Vec<String>,
+    pub(crate) tools: HashMap<String, Vec<String>>,
+    pub(crate) prompts: HashMap<String, Vec<String>>,
+    /// By resource URI.
+    pub(crate) resources: HashMap<String, Vec<String>>,
+    /// By URI template, as registered.
+    pub(crate) templates: HashMap<String, Vec<String>>,
+    /// `tools/list` and the other lists show a principal only what it may
+    /// use.
+    pub(crate) filter_lists: bool,
+}
+
+impl ScopePolicy {
+    /// Every scope the policy names, sorted, each once: the default
+    /// `scopes_supported` of the protected resource metadata.
+    pub(crate) fn all_named(&self) -> Vec<String> {
+        let maps = [&self.tools, &self.prompts, &self.resources, &self.templates];
+        let mut all: Vec<String> = self
+            .server
+            .iter()
+            .chain(maps.iter().flat_map(|m| m.values().flatten()))
+            .cloned()
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The scopes a request acting on `offer` with `params` needs: the
+    /// server-wide ones, then the item's own, each once.
+    pub(crate) fn needed(
+        &self,
+        registry: &Registry,
+        offer: Option<Offer>,
+        params: Option<&Value>,
+    ) -> Vec<String> {
+        let mut needed = self.server.clone();
+        let name = offer.and_then(|o| Some((o, params?.get(o.field())?.as_str()?)));
+        if let Some((offer, name)) = name {
+            for scope in self.own(registry, offer, name) {
+                if !needed.contains(scope) {
+                    needed.push(scope.clone());
+                }
+            }
+        }
+        needed
+    }
+
+    /// The item's own scopes; a resource URI that only a template matches
+    /// takes the template's.
+    fn own(&self, registry: &Registry, offer: Offer, name: &str) -> &[String] {
+        let found = match offer {
+            Offer::Tool => self.tools.get(name),
+            Offer::Prompt => self.prompts.get(name),
+            Offer::Resource => self
+                .resources
+                .get(name)
+                .or_else(|| match registry.resolve(name) {
+                    Some(Resolved::Template(entry, _)) => {
+                        self.templates.get(&entry.template.uri_template)
+                    }
+                    _ => None,
+                }),
+        };
+        found.map_or(&[], Vec::as_slice)
+    }
+
+    /// `true` if lists are filtered and `principal` lacks one of the
+    /// scopes in `map` under `key`: the item is hidden from it.
+    pub(crate) fn hides(
+        &self,
+        principal: Option<&Principal>,
+        map: &HashMap<String, Vec<String>>,
+        key: &str,
+    ) -> bool {
+        match (self.filter_lists, principal, map.get(key)) {
+            (true, Some(principal), Some(needed)) => !principal.lacks(needed).is_empty(),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn policy() -> ScopePolicy {
+        let mut policy = ScopePolicy {
+            server: vec!["mcp:tools".into()],
+            ..ScopePolicy::default()
+        };
+        policy
+            .tools
+            .insert("admin".into(), vec!["mcp:admin".into(), "mcp:tools".into()]);
+        policy
+    }
+
+    #[test]
+    fn needed_is_server_wide_then_the_item_s_own() {
+        let policy = policy();
+        let registry = Registry::default();
+        let admin = json!({"name": "admin"});
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Tool), Some(&admin)),
+            ["mcp:tools", "mcp:admin"]
+        );
+        let other = json!({"name": "other"});
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Tool), Some(&other)),
+            ["mcp:tools"]
+        );
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Prompt), Some(&admin)),
+            ["mcp:tools"],
+            "a prompt of the same name is not the tool"
+        );
+        assert_eq!(policy.needed(&registry, None, None), ["mcp:tools"]);
+        assert_eq!(policy.all_named(), ["mcp:admin", "mcp:tools"]);
+    }
+
+    #[test]
+    fn filtered_lists_hide_what_a_principal_may_not_use() {
+        let mut policy = policy();
+        let user = Principal::new("u").with_scopes(["mcp:tools"]);
+        let root = Principal::new("r").with_scopes(["mcp:tools", "mcp:admin"]);
+        assert!(
+            !policy.hides(Some(&user), &policy.tools, "admin"),
+            "off by default"
+        );
+        policy.filter_lists = true;
+        assert!(policy.hides(Some(&user), &policy.tools, "admin"));
+        assert!(!policy.hides(Some(&root), &policy.tools, "admin"));
+        assert!(!policy.hides(Some(&user), &policy.tools, "other"));
+        assert!(
+            !policy.hides(None, &policy.tools, "admin"),
+            "no principal, no check"
+        );
+    }
+}
