@@ -26,7 +26,9 @@
 //! - `slow`: runs for `seconds` (default 10), reporting progress every
 //!   100 ms and stopping early when the request is cancelled;
 //! - `session_info`: the client's `clientInfo`, protocol version and
-//!   capabilities, and how many handlers have seen a cancellation so far;
+//!   capabilities, the principal (subject, client id, scopes) when the
+//!   endpoint is protected, and how many handlers have seen a
+//!   cancellation so far;
 //! - `notify_changed`: sends the three `list_changed` notifications and
 //!   `notifications/resources/updated` for `test://watched-resource`;
 //! - `test_url_elicitation`, `test_url_elicitation_required`: URL-mode
@@ -39,7 +41,12 @@
 //! cargo run --example everything            # serves MCP on stdin/stdout
 //! cargo run --example everything -- --stdio # the same
 //! cargo run --example everything -- --help
+//! cargo run --example everything -- --http 127.0.0.1:3000 --auth-demo
 //! ```
+//!
+//! With `--auth-demo` or `--introspect URL` the HTTP endpoint is an OAuth
+//! 2.1 protected resource (see `auth.rs`): requests need a bearer token,
+//! e.g. `Authorization: Bearer user-token`.
 //!
 //! Nothing but protocol is written to stdout. To try it by hand, pipe JSON
 //! lines into it:
@@ -70,8 +77,10 @@ use tiny_mcp::{
     ElicitRequestUrlParams, ElicitResult, Era, Error, ErrorKind, GetPromptResult, InputRequest,
     JsonObject, ListRootsResult, LoggingLevel, Prompt, PromptArgument, PromptMessage,
     ReadResourceResult, Reference, RequestContext, Resource, ResourceContents, ResourceTemplate,
-    SamplingMessage, Server, TemplateVariables, Tool,
+    SamplingMessage, Server, ServerBuilder, TemplateVariables, Tool,
 };
+
+mod auth;
 
 // ---------------------------------------------------------------------------
 // Fixed data
@@ -102,14 +111,63 @@ static CANCELLED_HANDLERS: AtomicUsize = AtomicUsize::new(0);
 // ---------------------------------------------------------------------------
 
 const USAGE: &str = "\
-usage: everything [--stdio | --http ADDR]
+usage: everything [--stdio | --http ADDR [--auth-demo | --introspect URL] [--auth-issuer URL]]
 
 The tiny-mcp example server with every conformance tool, resource and prompt.
 
 options:
-  --stdio     serve MCP on stdin/stdout (the default)
-  --http ADDR serve Streamable HTTP on http://ADDR/mcp (e.g. 127.0.0.1:3000)
-  -h, --help  print this help";
+  --stdio            serve MCP on stdin/stdout (the default)
+  --http ADDR        serve Streamable HTTP on http://ADDR/mcp (e.g. 127.0.0.1:3000)
+  --auth-demo        protect the endpoint (OAuth 2.1 resource server) with the demo
+                     tokens user-token (alice, mcp:tools), admin-token (root,
+                     mcp:tools mcp:admin), other-audience-token, expired-token
+  --introspect URL   protect the endpoint, checking tokens by RFC 7662
+                     introspection at URL (http:// only)
+  --auth-issuer URL  the authorization server the metadata names
+                     (default http://127.0.0.1:9000)
+  -h, --help         print this help
+
+With authorization every request needs the scope mcp:tools, and the tool
+admin_echo also mcp:admin. ADDR needs a fixed port then: the resource
+identifier is http://ADDR/mcp.";
+
+/// What the command line asked for.
+struct Options {
+    http: Option<String>,
+    auth: Option<auth::Auth>,
+    issuer: String,
+}
+
+/// Parses the arguments; `Err` with a message for anything unknown.
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        http: None,
+        auth: None,
+        issuer: "http://127.0.0.1:9000".into(),
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .cloned()
+                .ok_or_else(|| format!("{} needs a value", arg))
+        };
+        match arg.as_str() {
+            "--stdio" => {}
+            "--http" => options.http = Some(value()?),
+            "--auth-demo" => options.auth = Some(auth::Auth::Demo),
+            "--introspect" => options.auth = Some(auth::Auth::Introspect(value()?)),
+            "--auth-issuer" => options.issuer = value()?,
+            other => return Err(format!("unknown argument: {}", other)),
+        }
+    }
+    if options.auth.is_some() && options.http.is_none() {
+        return Err("authorization needs --http (stdio takes its credentials from the \
+                    environment)"
+            .into());
+    }
+    Ok(options)
+}
 
 /// Writes the SDK's log records to stderr (stdout is the protocol). The
 /// level comes from `TINY_MCP_LOG` (`error`, `warn`, `info`, `debug`,
@@ -145,31 +203,45 @@ fn init_logging() {
 fn main() {
     init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match args.as_slice() {
-        [] | ["--stdio"] => {
-            if let Err(err) = build_server().serve_stdio() {
-                exit_with_error(&err);
-            }
-        }
-        ["--http", addr] => match build_server().serve_http(*addr) {
-            Ok(http) => {
-                eprintln!(
-                    "everything: serving MCP on http://{}/mcp",
-                    http.local_addr()
-                );
-                if let Err(err) = http.join() {
-                    exit_with_error(&err);
-                }
-            }
-            Err(err) => exit_with_error(&err),
-        },
-        ["-h"] | ["--help"] => eprintln!("{}", USAGE),
-        _ => {
-            eprintln!("everything: unknown arguments: {}", args.join(" "));
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        eprintln!("{}", USAGE);
+        return;
+    }
+    let options = match parse_args(&args) {
+        Ok(options) => options,
+        Err(why) => {
+            eprintln!("everything: {}", why);
             eprintln!("{}", USAGE);
             process::exit(2);
         }
+    };
+    let protected = options.auth.is_some();
+    let server = build_server(protected);
+    let addr = match options.http {
+        None => {
+            if let Err(err) = server.serve_stdio() {
+                exit_with_error(&err);
+            }
+            return;
+        }
+        Some(addr) => addr,
+    };
+    let mut http = server.http();
+    if let Some(how) = options.auth {
+        let resource = format!("http://{}/mcp", addr);
+        http = http.protect(auth::protected(how, &resource, &options.issuer));
+    }
+    match http.serve(addr.as_str()) {
+        Ok(http) => {
+            eprintln!(
+                "everything: serving MCP on http://{}/mcp",
+                http.local_addr()
+            );
+            if let Err(err) = http.join() {
+                exit_with_error(&err);
+            }
+        }
+        Err(err) => exit_with_error(&err),
     }
 }
 
@@ -185,8 +257,19 @@ fn exit_with_error(err: &Error) -> ! {
     process::exit(1);
 }
 
-/// The server, with everything registered.
-fn build_server() -> Server {
+/// The server, with everything registered; `protected` adds `admin_echo`
+/// and the scopes of `auth.rs`.
+fn build_server(protected: bool) -> Server {
+    let builder = everything();
+    if protected {
+        auth::scoped(builder).build()
+    } else {
+        builder.build()
+    }
+}
+
+/// Every tool, resource, template and prompt.
+fn everything() -> ServerBuilder {
     let no_args = || json!({ "type": "object", "properties": {} });
     Server::builder("tiny-mcp-everything", env!("CARGO_PKG_VERSION"))
         .instructions(
@@ -543,7 +626,6 @@ fn build_server() -> Server {
         )
         // Completion (5.5).
         .completion(complete)
-        .build()
 }
 
 // ---------------------------------------------------------------------------
@@ -1337,6 +1419,7 @@ fn session_info(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResul
         "cancelledHandlers".into(),
         Value::from(CANCELLED_HANDLERS.load(Ordering::SeqCst)),
     );
+    info.insert("principal".into(), auth::principal_info(ctx));
     let text = serde_json::to_string_pretty(&Value::Object(info))?;
     Ok(CallToolResult::text(text))
 }
