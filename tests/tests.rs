@@ -6,9 +6,12 @@
 //! speaks raw HTTP/1.1; `modern` covers the 2026-07-28 era on all three;
 //! `hardening` holds regressions found by hostile-peer trials; `surface`
 //! checks that errors and panics reach the caller. `support`
-//! holds what they share.
+//! holds what they share; `auth` covers authorization, request context and
+//! hooks on HTTP.
 
 mod support;
+
+mod auth;
 
 mod fixes;
 mod hardening;

@@ -153,8 +153,12 @@ fn post_form(url: &str, body: &str) -> Result<Value, String> {
     };
     let timeout = Some(Duration::from_secs(5));
     let mut stream = TcpStream::connect(authority).map_err(|e| e.to_string())?;
-    stream.set_read_timeout(timeout).map_err(|e| e.to_string())?;
-    stream.set_write_timeout(timeout).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(timeout)
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_write_timeout(timeout)
+        .map_err(|e| e.to_string())?;
     write!(
         stream,
         "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\

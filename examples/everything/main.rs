@@ -162,9 +162,11 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         }
     }
     if options.auth.is_some() && options.http.is_none() {
-        return Err("authorization needs --http (stdio takes its credentials from the \
+        return Err(
+            "authorization needs --http (stdio takes its credentials from the \
                     environment)"
-            .into());
+                .into(),
+        );
     }
     Ok(options)
 }

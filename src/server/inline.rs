@@ -193,7 +193,7 @@ fn page<E, T>(
     } else {
         None
     };
-    Ok((items[start..end].iter().map(|e| map(e)).collect(), next))
+    Ok((items[start..end].iter().map(map).collect(), next))
 }
 
 pub(crate) fn empty() -> Value {

@@ -73,6 +73,28 @@ impl Req {
         .session(session)
     }
 
+    /// `method` on `path` (which may carry a query), no headers, no body.
+    pub fn to(method: &'static str, path: &str) -> Req {
+        Req {
+            method,
+            path: path.into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// The same request on another path.
+    pub fn at(mut self, path: &str) -> Req {
+        self.path = path.into();
+        self
+    }
+
+    /// Adds header `name` beside any of that name (a repeated header).
+    pub fn also(mut self, name: &str, value: &str) -> Req {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
     /// Sets header `name` (replacing any header of that name).
     pub fn header(mut self, name: &str, value: &str) -> Req {
         self = self.without(name);

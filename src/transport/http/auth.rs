@@ -34,7 +34,6 @@ use std::time::SystemTime;
 
 use serde_json::{json, Value};
 
-use super::answer::Answer;
 use super::head::HttpRequestHead;
 use super::wire::{HttpRequest, HttpResponse};
 use crate::jsonrpc::JsonObject;
@@ -284,7 +283,7 @@ fn config(message: impl fmt::Display) -> Error {
 fn split_url(url: &str) -> (&str, &str) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let end = url[after_scheme..]
-        .find(|c| c == '/' || c == '?')
+        .find(['/', '?'])
         .map_or(url.len(), |i| after_scheme + i);
     let path = url[end..].split('?').next().unwrap_or("");
     (&url[..end], path)
@@ -297,7 +296,7 @@ pub(crate) fn authorize(
     protected: &ProtectedResource,
     required: &[String],
     request: &HttpRequest,
-) -> Result<Principal, Answer> {
+) -> Result<Principal, HttpResponse> {
     let refuse = |why: Refusal| Err(refusal(protected, required, why));
     if request.query.as_deref().map_or(false, has_access_token) {
         return refuse(Refusal::Malformed(
@@ -388,7 +387,7 @@ enum Refusal {
 }
 
 /// The answer to a refused request.
-fn refusal(protected: &ProtectedResource, required: &[String], why: Refusal) -> Answer {
+fn refusal(protected: &ProtectedResource, required: &[String], why: Refusal) -> HttpResponse {
     let (status, error, description) = match why {
         Refusal::NoToken => (
             401,
@@ -400,7 +399,7 @@ fn refusal(protected: &ProtectedResource, required: &[String], why: Refusal) -> 
         Refusal::Unavailable(why) => {
             log::warn!("the token verifier cannot decide: {}", why);
             let body = error_body("temporarily_unavailable", &why);
-            return Answer::Whole(body.into_response(503));
+            return body.into_response(503);
         }
     };
     let mut params = Vec::new();
@@ -413,10 +412,8 @@ fn refusal(protected: &ProtectedResource, required: &[String], why: Refusal) -> 
         params.push(("scope", required.join(" ")));
     }
     let body = error_body(error.unwrap_or("unauthorized"), &description);
-    Answer::Whole(
-        body.into_response(status)
-            .header("WWW-Authenticate", challenge(&params)),
-    )
+    body.into_response(status)
+        .header("WWW-Authenticate", challenge(&params))
 }
 
 /// 403 with the scopes the operation needs (AUTH-5), so that the client
@@ -425,7 +422,7 @@ pub(crate) fn insufficient_scope(
     protected: &ProtectedResource,
     needed: &[String],
     lacking: &[&str],
-) -> Answer {
+) -> HttpResponse {
     let description = format!("the token lacks the scope {}", lacking.join(" "));
     let params = [
         ("error", "insufficient_scope".to_string()),
@@ -434,10 +431,8 @@ pub(crate) fn insufficient_scope(
         ("error_description", description.clone()),
     ];
     let body = error_body("insufficient_scope", &description);
-    Answer::Whole(
-        body.into_response(403)
-            .header("WWW-Authenticate", challenge(&params)),
-    )
+    body.into_response(403)
+        .header("WWW-Authenticate", challenge(&params))
 }
 
 /// `Bearer name="value", name="value"` (RFC 6750 §3, RFC 9110 §11.6.1),

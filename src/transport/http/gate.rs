@@ -61,7 +61,7 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
         None => None,
         Some(protected) => match authorize(protected, shared.server.server_scopes(), request) {
             Ok(principal) => Some(Arc::new(principal)),
-            Err(answer) => return Admission::Answer(answer),
+            Err(refused) => return Admission::Answer(Answer::Whole(refused)),
         },
     };
     let head = HttpRequestHead::new(request);

@@ -114,7 +114,9 @@ fn check_scopes(shared: &Shared, message: &Message, caller: &Caller) -> Option<A
     if lacking.is_empty() {
         return None;
     }
-    Some(auth::insufficient_scope(protected, &needed, &lacking))
+    Some(Answer::Whole(auth::insufficient_scope(
+        protected, &needed, &lacking,
+    )))
 }
 
 /// A 2025-11-25 message on its session, or in the stateless mode on a

@@ -1,0 +1,531 @@
+//! Authorization, request context and hooks on the real HTTP server
+//! (127.0.0.1:0), in both eras: basic/authorization (2025-11-25) AUTH-1 to
+//! AUTH-7, RFC 9728 (metadata), RFC 6750 §3 (challenges), RFC 8707
+//! (audience).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+use tiny_mcp::{
+    CallToolResult, Error, HandlerOutcome, HttpRefusal, HttpRequestHead, HttpServer, Interceptor,
+    JsonObject, Principal, ProtectedResource, RequestContext, RequestOutcome, Server, TokenError,
+    Tool,
+};
+
+use crate::support::http::{initialize_body, notification, rpc, send, Conn, Req, LATEST};
+
+const MODERN: &str = "2026-07-28";
+
+/// The verifier of these tests: `user` (alice, mcp:tools), `admin` (root,
+/// mcp:tools mcp:admin), `bob` (bob, mcp:tools), `bare` (no scope),
+/// `expired`, `elsewhere` (another audience), `down` (the verifier cannot
+/// decide); anything else is unknown.
+fn verify(resource: String) -> impl Fn(&str, &HttpRequestHead) -> Result<Principal, TokenError> {
+    move |token: &str, head: &HttpRequestHead| {
+        assert_eq!(head.path(), "/mcp", "the verifier sees the head");
+        let hour = Duration::from_secs(3600);
+        let tools = ["mcp:tools"];
+        let principal = match token {
+            "user" => Principal::new("alice").with_scopes(tools),
+            "admin" => Principal::new("root").with_scopes(["mcp:tools", "mcp:admin"]),
+            "bob" => Principal::new("bob").with_scopes(tools),
+            "bare" => Principal::new("alice"),
+            "expired" => Principal::new("alice")
+                .with_scopes(tools)
+                .with_expires_at(SystemTime::now() - hour),
+            "elsewhere" => Principal::new("alice")
+                .with_scopes(tools)
+                .with_audience(["https://other.example.com/mcp"]),
+            "down" => return Err(TokenError::unavailable("introspection is down")),
+            _ => return Err(TokenError::invalid("unknown token")),
+        };
+        let principal = principal.with_client_id("c1");
+        if principal.audience.is_empty() {
+            return Ok(principal.with_audience([resource.as_str()]));
+        }
+        Ok(principal)
+    }
+}
+
+/// What the hooks and interceptors saw.
+#[derive(Default)]
+struct Seen {
+    outcomes: Vec<RequestOutcome>,
+    after: Vec<String>,
+}
+
+/// Short-circuits the tool `blocked`; records every outcome.
+struct Gatekeeper(Arc<Mutex<Seen>>);
+
+impl Interceptor for Gatekeeper {
+    fn before(&self, _: &RequestContext, params: Option<&Value>) -> Option<Result<Value, Error>> {
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        if name == Some("blocked") {
+            return Some(Ok(
+                json!({"content": [{"type": "text", "text": "intercepted"}]}),
+            ));
+        }
+        None
+    }
+
+    fn after(&self, ctx: &RequestContext, outcome: HandlerOutcome<'_>) {
+        let who = ctx.principal().map_or("-", |p| p.subject.as_str());
+        let ok = matches!(outcome, HandlerOutcome::Result(_));
+        self.0
+            .lock()
+            .unwrap()
+            .after
+            .push(format!("{} {} {}", ctx.method(), who, ok));
+    }
+}
+
+/// `whoami`: the principal, a header of the POST and the trace context.
+fn whoami(ctx: &RequestContext, _: JsonObject) -> Result<CallToolResult, Error> {
+    let principal = ctx
+        .principal()
+        .map(|p| json!({"subject": p.subject, "scopes": p.scopes}));
+    let header = ctx.http_headers().and_then(|h| h.get("X-Test"));
+    let trace = ctx.trace().and_then(|t| t.traceparent.clone());
+    let text = json!({"principal": principal, "header": header, "trace": trace});
+    Ok(CallToolResult::text(text.to_string()))
+}
+
+struct Fixture {
+    http: HttpServer,
+    addr: SocketAddr,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// A protected server on 127.0.0.1:0 whose resource is its own URL.
+/// Requests with `X-Flood: 1` are refused by a hook with 429.
+fn serve(filter_lists: bool) -> Fixture {
+    // The resource must name the port, which binding chooses: bind once to
+    // learn a free port, then serve there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let resource = format!("http://127.0.0.1:{}/mcp", port);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let outcomes = Arc::clone(&seen);
+    let any = json!({"type": "object"});
+    let server = Server::builder("auth-tests", "1")
+        .tool(Tool::new("whoami", any.clone()), whoami)
+        .tool(Tool::new("admin", any.clone()), whoami)
+        .tool(Tool::new("blocked", any), whoami)
+        .require_scopes(["mcp:tools"])
+        .tool_scopes("admin", ["mcp:admin"])
+        .list_only_permitted(filter_lists)
+        .intercept(Gatekeeper(Arc::clone(&seen)))
+        .on_request_finished(move |o: &RequestOutcome| {
+            outcomes.lock().unwrap().outcomes.push(o.clone())
+        })
+        .build();
+    let protected = ProtectedResource::new(resource.as_str(), verify(resource.clone()))
+        .authorization_server("https://auth.example.com");
+    let http = server
+        .http()
+        .protect(protected)
+        .before_request(|head: &HttpRequestHead, principal: Option<&Principal>| {
+            assert!(principal.is_some(), "hooks run after authorization");
+            match head.header("x-flood") {
+                Some("1") => Err(HttpRefusal::new(429)
+                    .header("Retry-After", "7")
+                    .json(json!({"error": "slow down"}))),
+                _ => Ok(()),
+            }
+        })
+        .serve(("127.0.0.1", port))
+        .expect("serve");
+    let addr = http.local_addr();
+    Fixture { http, addr, seen }
+}
+
+fn metadata_url(addr: SocketAddr) -> String {
+    format!("http://{}/.well-known/oauth-protected-resource/mcp", addr)
+}
+
+fn bearer(req: Req, token: &str) -> Req {
+    req.header("Authorization", &format!("Bearer {}", token))
+}
+
+/// The `WWW-Authenticate` challenge of a refusal, with its status checked.
+fn challenge(f: &Fixture, req: &Req, status: u16, what: &str) -> String {
+    let response = send(f.addr, req, what);
+    response.expect_status(status, what);
+    let body = response.json();
+    assert!(
+        body["error"].is_string(),
+        "{}: a JSON error body: {}",
+        what,
+        body
+    );
+    match response.header("www-authenticate") {
+        Some(challenge) => challenge.to_string(),
+        None => panic!("{}: no WWW-Authenticate: {:?}", what, response.head),
+    }
+}
+
+/// Opens a 2025-11-25 session with `token`; returns its id.
+fn session(f: &Fixture, token: &str) -> String {
+    let mut conn = Conn::open(f.addr);
+    let init = bearer(
+        Req::post(initialize_body(json!(0), LATEST, json!({}))),
+        token,
+    );
+    let response = conn.request(&init, "initialize");
+    response.expect_status(200, "initialize");
+    let id = response
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_string();
+    let done = bearer(
+        Req::post(notification("notifications/initialized", json!({}))),
+        token,
+    )
+    .session(&id);
+    conn.request(&done, "initialized")
+        .expect_status(202, "initialized");
+    id
+}
+
+/// A 2026-07-28 `tools/call` of `tool`, with its routing headers.
+fn modern_call(tool: &str, meta: Value) -> Req {
+    let mut envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    for (k, v) in meta.as_object().into_iter().flatten() {
+        envelope[k] = v.clone();
+    }
+    let params = json!({"name": tool, "arguments": {}, "_meta": envelope});
+    Req::post(rpc(json!(1), "tools/call", params))
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", tool)
+}
+
+/// The text of a tool result in a JSON (or one-event SSE) response.
+fn tool_text(response: &crate::support::http::Response) -> Value {
+    let message = response.rpc();
+    let text = message["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tool text in {}", message));
+    serde_json::from_str(text).unwrap_or_else(|_| Value::from(text))
+}
+
+// AUTH-2, AUTH-3, RFC 6750 §3.1: no token is 401 with the exact challenge:
+// quoted values, comma-separated, no error code.
+#[test]
+fn no_token_is_a_challenge_naming_the_metadata_and_scope() {
+    let f = serve(false);
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let got = challenge(&f, &init, 401, "initialize without a token");
+    let want = format!(
+        r#"Bearer resource_metadata="{}", scope="mcp:tools""#,
+        metadata_url(f.addr)
+    );
+    assert_eq!(got, want);
+    // 2026-07-28 on the same endpoint: the same rule.
+    let got = challenge(&f, &modern_call("whoami", json!({})), 401, "a modern call");
+    assert_eq!(got, want);
+    // Another scheme is no bearer token.
+    let basic = init.clone().header("Authorization", "Basic dXNlcjpwYXNz");
+    assert_eq!(challenge(&f, &basic, 401, "Basic credentials"), want);
+}
+
+// AUTH-6, RFC 6750 §3.1: malformed authorization requests are 400
+// invalid_request; AUTH-7: never a token in the query string.
+#[test]
+fn malformed_authorization_is_400_invalid_request() {
+    let f = serve(false);
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let cases = [
+        (
+            "Bearer with nothing",
+            init.clone().header("Authorization", "Bearer"),
+        ),
+        (
+            "two Authorization headers",
+            bearer(init.clone(), "user").also("Authorization", "Bearer admin"),
+        ),
+        (
+            "a token in the query string",
+            bearer(init.clone(), "user").at("/mcp?access_token=user"),
+        ),
+    ];
+    for (what, req) in cases.iter() {
+        let got = challenge(&f, req, 400, what);
+        assert!(
+            got.starts_with(r#"Bearer error="invalid_request", error_description=""#),
+            "{}: {}",
+            what,
+            got
+        );
+        assert!(got.contains(&metadata_url(f.addr)), "{}: {}", what, got);
+    }
+    let spaced = init.header("Authorization", "Bearer a b");
+    let got = challenge(&f, &spaced, 401, "a token that is not b64token syntax");
+    assert!(got.contains(r#"error="invalid_token""#), "{}", got);
+}
+
+// AUTH-4: unknown, expired and other-audience tokens are 401
+// invalid_token, in both eras; a verifier that cannot decide is 503.
+#[test]
+fn invalid_expired_and_foreign_tokens_are_401_invalid_token() {
+    let f = serve(false);
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    for token in ["nonsense", "expired", "elsewhere"].iter() {
+        for (era, req) in [
+            ("2025-11-25", init.clone()),
+            (MODERN, modern_call("whoami", json!({}))),
+        ]
+        .iter()
+        {
+            let what = format!("token {} in {}", token, era);
+            let got = challenge(&f, &bearer(req.clone(), token), 401, &what);
+            assert!(
+                got.starts_with(r#"Bearer error="invalid_token", error_description=""#),
+                "{}: {}",
+                what,
+                got
+            );
+            assert!(got.contains(r#"scope="mcp:tools""#), "{}: {}", what, got);
+        }
+    }
+    let response = send(f.addr, &bearer(init, "down"), "an undecided token");
+    response.expect_status(503, "an undecided token");
+    assert_eq!(response.json()["error"], "temporarily_unavailable");
+}
+
+// AUTH-5: a missing scope is 403 with the scopes needed, so that the
+// client can step up: server-wide before the body, per tool after it,
+// in both eras.
+#[test]
+fn insufficient_scope_is_403_with_the_needed_scopes() {
+    let f = serve(false);
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let got = challenge(&f, &bearer(init, "bare"), 403, "a token without mcp:tools");
+    assert!(
+        got.starts_with(&format!(
+            r#"Bearer error="insufficient_scope", scope="mcp:tools", resource_metadata="{}", error_description=""#,
+            metadata_url(f.addr)
+        )),
+        "{}",
+        got
+    );
+    let id = session(&f, "user");
+    let call = bearer(
+        Req::post(rpc(json!(2), "tools/call", json!({"name": "admin"}))),
+        "user",
+    );
+    let got = challenge(&f, &call.session(&id), 403, "admin as a user (2025-11-25)");
+    assert!(
+        got.contains(r#"error="insufficient_scope", scope="mcp:tools mcp:admin""#),
+        "{}",
+        got
+    );
+    let modern = bearer(modern_call("admin", json!({})), "user");
+    let got = challenge(&f, &modern, 403, "admin as a user (2026-07-28)");
+    assert!(got.contains(r#"scope="mcp:tools mcp:admin""#), "{}", got);
+    let allowed = send(
+        f.addr,
+        &bearer(modern_call("admin", json!({})), "admin"),
+        "admin",
+    );
+    allowed.expect_status(200, "admin as root");
+    assert_eq!(tool_text(&allowed)["principal"]["subject"], "root");
+}
+
+// DESIGN.md §15: a session belongs to the principal that opened it; with
+// another principal's token it does not exist (404), for POST, GET and
+// DELETE, and a refreshed token of the same caller still works.
+#[test]
+fn a_session_cannot_be_used_with_another_principal_s_token() {
+    let f = serve(false);
+    let id = session(&f, "user");
+    let list = Req::post(rpc(json!(3), "tools/list", json!({}))).session(&id);
+    send(f.addr, &bearer(list.clone(), "bob"), "bob's POST").expect_status(404, "bob's POST");
+    let get = bearer(Req::get(&id), "bob");
+    send(f.addr, &get, "bob's GET").expect_status(404, "bob's GET");
+    let delete = bearer(Req::delete(&id), "bob");
+    send(f.addr, &delete, "bob's DELETE").expect_status(404, "bob's DELETE");
+    // Still alice's: her request works, and her DELETE ends it.
+    send(f.addr, &bearer(list, "user"), "alice's POST").expect_status(200, "alice's POST");
+    send(f.addr, &bearer(Req::delete(&id), "user"), "alice's DELETE")
+        .expect_status(200, "alice's DELETE");
+}
+
+// AUTH-1, AUTH-2, RFC 9728 §3: the metadata document at both paths,
+// public, behind the same Host check as the endpoint.
+#[test]
+fn metadata_document_at_both_paths() {
+    let f = serve(false);
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ]
+    .iter()
+    {
+        let response = send(f.addr, &Req::to("GET", path), path);
+        response.expect_status(200, path);
+        let doc = response.json();
+        assert_eq!(doc["resource"], format!("http://{}/mcp", f.addr));
+        assert_eq!(
+            doc["authorization_servers"],
+            json!(["https://auth.example.com"])
+        );
+        assert_eq!(doc["scopes_supported"], json!(["mcp:admin", "mcp:tools"]));
+        assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+    }
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let post = send(f.addr, &Req::to("POST", path), "POST to the metadata");
+    post.expect_status(405, "POST to the metadata");
+    let evil = Req::to("GET", path).header("Host", "evil.example");
+    send(f.addr, &evil, "another Host").expect_status(403, "another Host");
+    let other = "/.well-known/oauth-protected-resource/other";
+    send(f.addr, &Req::to("GET", other), other).expect_status(404, other);
+}
+
+// Item 5: the handler reads the principal, the POST's headers and the
+// trace context of `_meta` (SEP-414), in both eras.
+#[test]
+fn handlers_see_principal_headers_and_trace() {
+    let f = serve(false);
+    let trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let modern = bearer(modern_call("whoami", json!({"traceparent": trace})), "user")
+        .header("X-Test", "hello");
+    let response = send(f.addr, &modern, "whoami (2026-07-28)");
+    response.expect_status(200, "whoami");
+    let seen = tool_text(&response);
+    assert_eq!(
+        seen["principal"],
+        json!({"subject": "alice", "scopes": ["mcp:tools"]})
+    );
+    assert_eq!(seen["header"], "hello");
+    assert_eq!(seen["trace"], trace);
+    let id = session(&f, "admin");
+    let params = json!({"name": "whoami", "_meta": {"traceparent": trace}});
+    let legacy = bearer(Req::post(rpc(json!(4), "tools/call", params)), "admin")
+        .session(&id)
+        .header("X-Test", "legacy");
+    let response = send(f.addr, &legacy, "whoami (2025-11-25)");
+    let seen = tool_text(&response);
+    assert_eq!(seen["principal"]["subject"], "root");
+    assert_eq!(
+        (seen["header"].as_str(), seen["trace"].as_str()),
+        (Some("legacy"), Some(trace))
+    );
+    // The finished-request hook saw the principal and the trace too.
+    let seen = f.seen.lock().unwrap();
+    let call = seen
+        .outcomes
+        .iter()
+        .find(|o| {
+            o.method == "tools/call"
+                && o.principal.as_ref().map(|p| p.subject.as_str()) == Some("root")
+        })
+        .expect("the outcome of root's call");
+    assert_eq!(
+        call.trace.as_ref().and_then(|t| t.traceparent.as_deref()),
+        Some(trace)
+    );
+}
+
+// Item 6: the pre-request hook refuses with its own status and headers,
+// after authorization; interceptors short-circuit and see outcomes.
+#[test]
+fn hooks_and_interceptors_in_order() {
+    let f = serve(false);
+    let flood = modern_call("whoami", json!({})).header("X-Flood", "1");
+    let got = challenge(&f, &flood, 401, "a flood without a token");
+    assert!(
+        got.starts_with("Bearer resource_metadata="),
+        "authorization first: {}",
+        got
+    );
+    let response = send(f.addr, &bearer(flood, "user"), "a flood with a token");
+    response.expect_status(429, "the hook's refusal");
+    assert_eq!(response.header("retry-after"), Some("7"));
+    assert_eq!(response.json()["error"], "slow down");
+    let blocked = send(
+        f.addr,
+        &bearer(modern_call("blocked", json!({})), "user"),
+        "blocked",
+    );
+    assert_eq!(tool_text(&blocked), "intercepted");
+    send(
+        f.addr,
+        &bearer(modern_call("whoami", json!({})), "user"),
+        "whoami",
+    )
+    .expect_status(200, "whoami");
+    let after = f.seen.lock().unwrap().after.clone();
+    assert_eq!(after, ["tools/call alice true", "tools/call alice true"]);
+}
+
+// Item 3: with list filtering on, each principal sees only what it may
+// call; calls are checked either way.
+#[test]
+fn lists_show_only_what_the_principal_may_use() {
+    let f = serve(true);
+    let list = |token: &str| {
+        let id = session(&f, token);
+        let req = bearer(Req::post(rpc(json!(5), "tools/list", json!({}))), token).session(&id);
+        let names: Vec<String> = send(f.addr, &req, "tools/list").rpc()["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        names
+    };
+    assert_eq!(list("user"), ["whoami", "blocked"]);
+    assert_eq!(list("admin"), ["whoami", "admin", "blocked"]);
+}
+
+// A refused request's body is skipped, so the connection carries the
+// next request (keep-alive); nothing of the MCP layer ran for it.
+#[test]
+fn a_refused_request_keeps_the_connection() {
+    let f = serve(false);
+    let mut conn = Conn::open(f.addr);
+    let call = Req::post(rpc(json!(1), "tools/call", json!({"name": "whoami"})));
+    conn.request(&call, "unauthorized")
+        .expect_status(401, "unauthorized");
+    let init = bearer(
+        Req::post(initialize_body(json!(0), LATEST, json!({}))),
+        "user",
+    );
+    conn.request(&init, "then initialize")
+        .expect_status(200, "initialize");
+    assert!(
+        f.seen
+            .lock()
+            .unwrap()
+            .outcomes
+            .iter()
+            .all(|o| o.method != "tools/call"),
+        "the refused call never reached the dispatcher"
+    );
+    f.http.shutdown();
+}
+
+// Item 1: `serve` refuses a protected resource that cannot work.
+#[test]
+fn a_protected_resource_needs_an_authorization_server() {
+    let server = Server::builder("t", "1").build();
+    let protected = ProtectedResource::new("http://127.0.0.1:1/mcp", verify(String::new()));
+    let error = server
+        .http()
+        .protect(protected)
+        .serve("127.0.0.1:0")
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("authorization server"),
+        "{}",
+        error
+    );
+}
