@@ -193,6 +193,11 @@ fn session(f: &Fixture, token: &str) -> String {
 
 /// A 2026-07-28 `tools/call` of `tool`, with its routing headers.
 fn modern_call(tool: &str, meta: Value) -> Req {
+    modern_call_with(tool, json!({}), meta)
+}
+
+/// The same with `arguments`.
+fn modern_call_with(tool: &str, arguments: Value, meta: Value) -> Req {
     let mut envelope = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -200,7 +205,7 @@ fn modern_call(tool: &str, meta: Value) -> Req {
     for (k, v) in meta.as_object().into_iter().flatten() {
         envelope[k] = v.clone();
     }
-    let params = json!({"name": tool, "arguments": {}, "_meta": envelope});
+    let params = json!({"name": tool, "arguments": arguments, "_meta": envelope});
     Req::post(rpc(json!(1), "tools/call", params))
         .header("MCP-Protocol-Version", MODERN)
         .header("Mcp-Method", "tools/call")
@@ -528,4 +533,164 @@ fn a_protected_resource_needs_an_authorization_server() {
         "{}",
         error
     );
+}
+
+/// The `everything` example serving HTTP with `args`; killed on drop.
+struct Example {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+impl Example {
+    /// Starts it on a free port and waits (at most 10 s) until it says it
+    /// is serving.
+    fn start(args: &[&str]) -> Example {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let path = crate::support::example_path("everything");
+        let mut child = std::process::Command::new(&path)
+            .arg("--http")
+            .arg(addr.to_string())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {}", path.display(), e));
+        let stderr = child.stderr.take().expect("stderr");
+        let (ready, serving) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().flatten() {
+                if line.contains("serving MCP on") {
+                    let _ = ready.send(());
+                }
+            }
+        });
+        let example = Example { child, addr };
+        serving
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the example did not start serving");
+        example
+    }
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Calls `tool` with `arguments` in the 2026-07-28 era with `token`.
+fn call_example(
+    addr: SocketAddr,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+) -> crate::support::http::Response {
+    send(
+        addr,
+        &bearer(modern_call_with(tool, arguments, json!({})), token),
+        tool,
+    )
+}
+
+// Item 7: the example's demo tokens, scopes and metadata.
+#[test]
+fn example_with_demo_tokens() {
+    let example = Example::start(&["--auth-demo", "--auth-issuer", "http://127.0.0.1:9999"]);
+    let addr = example.addr;
+    let info = call_example(addr, "user-token", "session_info", json!({}));
+    info.expect_status(200, "session_info as alice");
+    let principal = &tool_text(&info)["principal"];
+    assert_eq!(
+        (principal["subject"].as_str(), &principal["scopes"]),
+        (Some("alice"), &json!(["mcp:tools"]))
+    );
+    let refused = call_example(addr, "user-token", "admin_echo", json!({"text": "x"}));
+    refused.expect_status(403, "admin_echo as alice");
+    let challenge = refused.header("www-authenticate").unwrap_or("");
+    assert!(
+        challenge.contains(r#"scope="mcp:tools mcp:admin""#),
+        "{}",
+        challenge
+    );
+    let echoed = call_example(addr, "admin-token", "admin_echo", json!({"text": "x"}));
+    assert_eq!(tool_text(&echoed), "x (for root)");
+    for token in ["other-audience-token", "expired-token", "made-up"].iter() {
+        let response = call_example(addr, token, "session_info", json!({}));
+        response.expect_status(401, token);
+        let challenge = response.header("www-authenticate").unwrap_or("");
+        assert!(
+            challenge.contains(r#"error="invalid_token""#),
+            "{}: {}",
+            token,
+            challenge
+        );
+    }
+    let path = "/.well-known/oauth-protected-resource/mcp";
+    let doc = send(addr, &Req::to("GET", path), "metadata").json();
+    assert_eq!(
+        doc["authorization_servers"],
+        json!(["http://127.0.0.1:9999"])
+    );
+    assert_eq!(doc["resource"], format!("http://{}/mcp", addr));
+}
+
+// Item 7: `--introspect URL` asks an RFC 7662 endpoint (here a tiny_http
+// one in the test) about each token.
+#[test]
+fn example_with_introspection() {
+    let introspection = tiny_http::Server::http("127.0.0.1:0").expect("an introspection server");
+    let url = format!(
+        "http://{}/introspect",
+        introspection.server_addr().to_ip().expect("ip")
+    );
+    let introspection = Arc::new(introspection);
+    let answering = Arc::clone(&introspection);
+    let example_resource = Arc::new(Mutex::new(String::new()));
+    let resource = Arc::clone(&example_resource);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let asked_by = Arc::clone(&asked);
+    std::thread::spawn(move || {
+        for mut request in answering.incoming_requests() {
+            let mut form = String::new();
+            let _ = std::io::Read::read_to_string(request.as_reader(), &mut form);
+            asked_by.lock().unwrap().push(form.clone());
+            let aud = resource.lock().unwrap().clone();
+            let exp = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 600;
+            let answer = match form.as_str() {
+                "token=good%2Btoken" => json!({"active": true, "sub": "carol", "client_id": "c",
+                    "scope": "mcp:tools", "aud": aud, "exp": exp}),
+                "token=foreign" => json!({"active": true, "sub": "carol", "scope": "mcp:tools",
+                    "aud": "https://elsewhere.example/mcp", "exp": exp}),
+                _ => json!({"active": false}),
+            };
+            let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+            let _ = request
+                .respond(tiny_http::Response::from_string(answer.to_string()).with_header(header));
+        }
+    });
+    let example = Example::start(&["--introspect", &url]);
+    *example_resource.lock().unwrap() = format!("http://{}/mcp", example.addr);
+    let info = call_example(example.addr, "good+token", "session_info", json!({}));
+    info.expect_status(200, "an active token");
+    assert_eq!(tool_text(&info)["principal"]["subject"], "carol");
+    for token in ["foreign", "revoked"].iter() {
+        call_example(example.addr, token, "session_info", json!({})).expect_status(401, token);
+    }
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        3,
+        "one introspection per request"
+    );
+    introspection.unblock();
 }
