@@ -5,7 +5,7 @@ use super::wire::HttpRequest;
 use super::{Lookup, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message};
 use crate::protocol::{methods, versions};
-use crate::server::envelope;
+use crate::server::{envelope, Principal};
 
 /// The paths a POST can take.
 #[derive(Debug)]
@@ -33,7 +33,12 @@ pub(crate) enum Path {
 /// | set | 2026-07-28 | anything else | 400 (a session takes no 2026-07-28 requests) |
 /// | any | set, not supported | anything else | 400 |
 /// | otherwise | | | the session (or the stateless mode) |
-pub(crate) fn choose_path(shared: &Shared, request: &HttpRequest, message: &Message) -> Path {
+pub(crate) fn choose_path(
+    shared: &Shared,
+    request: &HttpRequest,
+    message: &Message,
+    principal: Option<&Principal>,
+) -> Path {
     let session_id = request.header("mcp-session-id");
     let version = request.header("mcp-protocol-version");
     let not_handshake = per_request_version(request);
@@ -50,7 +55,7 @@ pub(crate) fn choose_path(shared: &Shared, request: &HttpRequest, message: &Mess
         return match session_id {
             None if not_handshake && !handshake_shaped => Path::PerRequest,
             None => Path::Initialize,
-            Some(id) => match shared.lookup(id) {
+            Some(id) => match shared.lookup(id, principal) {
                 Lookup::Found(_) => Path::Refuse(
                     400,
                     ErrorObject::invalid_request("the session is already initialized"),
@@ -118,7 +123,7 @@ mod tests {
         let path = |headers: &[(&str, &str)], body: Value| {
             let request = http("POST", headers, Value::Null);
             let message = Message::from_value(body).unwrap();
-            choose_path(&shared, &request, &message)
+            choose_path(&shared, &request, &message, None)
         };
         let v2026 = ("mcp-protocol-version", "2026-07-28");
         let bare_initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"});

@@ -89,7 +89,7 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     if let Some(refused) = check_scopes(shared, &message, &caller) {
         return refused;
     }
-    match choose_path(shared, request, &message) {
+    match choose_path(shared, request, &message, caller.principal.as_deref()) {
         Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
         Path::Initialize => initialize(shared, message, accepts, caller),
         Path::Refuse(status, error) => Answer::error(status, id, error),
@@ -331,14 +331,8 @@ fn session_for(
             id,
             ErrorObject::invalid_request("Bad Request: missing Mcp-Session-Id header"),
         )),
-        Some(session_id) => match shared.lookup(session_id) {
-            Lookup::Found(session) if session.belongs_to(caller.principal.as_deref()) => {
-                Ok(session)
-            }
-            Lookup::Found(_) => {
-                log::warn!("refused session {} to another principal", session_id);
-                Err(not_found(id))
-            }
+        Some(session_id) => match shared.lookup(session_id, caller.principal.as_deref()) {
+            Lookup::Found(session) => Ok(session),
             Lookup::NotFound => Err(not_found(id)),
         },
     }

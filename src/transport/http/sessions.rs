@@ -233,8 +233,11 @@ pub(crate) enum Lookup {
 }
 
 impl Shared {
-    /// Finds a session, evicting it if it expired (reported as not found).
-    pub(crate) fn lookup(&self, id: &str) -> Lookup {
+    /// Finds a session for `principal`, evicting it if it expired. An
+    /// expired session, and one another principal opened, are reported as
+    /// not found; the latter is left untouched (a stranger who knows its id
+    /// cannot keep it alive).
+    pub(crate) fn lookup(&self, id: &str, principal: Option<&Principal>) -> Lookup {
         let mut sessions = self.sessions.lock();
         let session = match sessions.map.get(id) {
             Some(s) => Arc::clone(s),
@@ -248,6 +251,10 @@ impl Shared {
             return Lookup::NotFound;
         }
         drop(sessions);
+        if !session.belongs_to(principal) {
+            log::warn!("refused session {} to another principal", id);
+            return Lookup::NotFound;
+        }
         session.touch();
         Lookup::Found(session)
     }
