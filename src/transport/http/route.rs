@@ -1,8 +1,10 @@
 //! HTTP routing: a function from a parsed request to an [`Answer`], with
-//! no socket in sight (DESIGN.md §13). The steps, in order: the endpoint
-//! path, DNS-rebinding protection, the HTTP method, the body's media types,
-//! the era (`era.rs`), then the 2025-11-25 session rules here or the
-//! 2026-07-28 rules in `per_request.rs`.
+//! no socket in sight (DESIGN.md §13). The head's steps (path,
+//! DNS-rebinding protection, authorization, hooks) are `gate.rs`'s; here,
+//! in order: the HTTP method, the body's media types, the scopes of what
+//! the request acts on (DESIGN.md §15), the era (`era.rs`), then the
+//! 2025-11-25 session rules here or the 2026-07-28 rules in
+//! `per_request.rs`.
 //!
 //! Spec: basic/transports "Streamable HTTP" (2025-11-25), HTTP-1 to
 //! HTTP-21, SEC-1, SEC-2.
