@@ -35,6 +35,12 @@
 //!   application/json` only, so the same session path answers with one
 //!   JSON response: the difference to `legacy-sse` is the cost of the SSE
 //!   framing and of writing it.
+//! - `modern-auth`: the `modern-json` flow on a protected endpoint
+//!   (`HttpServerBuilder::protect`, a verifier accepting one static token,
+//!   a server-wide scope), with `Authorization: Bearer …` on every request.
+//!   `modern-json` sends a header of the same length under another name,
+//!   so the two differ only by authorization: its cost per request is the
+//!   difference of their `srv CPU/req`.
 //!
 //! For N in `--clients` (1, 16, 64), N client threads each hold one
 //! keep-alive `TcpStream` (TCP_NODELAY) and send one request at a time with
@@ -104,7 +110,10 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tiny_mcp::{CallToolResult, HttpServer, JsonObject, RequestContext, Server, Tool};
+use tiny_mcp::{
+    CallToolResult, HttpRequestHead, HttpServer, JsonObject, Principal, ProtectedResource,
+    RequestContext, Server, TokenError, Tool,
+};
 
 /// The environment variable that turns this binary into the memory server.
 const ROLE_VAR: &str = "TINY_MCP_HTTP_BENCH_ROLE";
@@ -158,7 +167,7 @@ const USAGE: &str = "\
 usage: cargo bench --bench http [-- OPTIONS]
 
   --clients LIST      concurrent keep-alive clients, comma-separated (default 1,16,64)
-  --only LIST         servers to drive: ceiling,legacy,modern,legacy-json
+  --only LIST         servers to drive: ceiling,legacy,modern,legacy-json,modern-auth
                       (default all; legacy-json is a diagnostic)
   --seconds S         measured seconds per run (default 3)
   --warmup S          unmeasured seconds before each run (default 0.5)
@@ -312,14 +321,19 @@ enum Target {
     /// Diagnostic: the legacy flow with `Accept: application/json` only,
     /// answered as JSON: `legacy-sse` minus the SSE framing and writes.
     LegacyJson,
+    /// `modern-json` on a protected endpoint: a verifier that accepts one
+    /// static token, and `Authorization: Bearer` on every request. Its
+    /// difference to `modern-json` is the cost of authorization.
+    ModernAuth,
 }
 
 impl Target {
-    const ALL: [Target; 4] = [
+    const ALL: [Target; 5] = [
         Target::Ceiling,
         Target::Legacy,
         Target::Modern,
         Target::LegacyJson,
+        Target::ModernAuth,
     ];
 
     fn name(self) -> &'static str {
@@ -328,6 +342,7 @@ impl Target {
             Target::Legacy => "legacy-sse",
             Target::Modern => "modern-json",
             Target::LegacyJson => "legacy-json",
+            Target::ModernAuth => "modern-auth",
         }
     }
 
@@ -337,6 +352,7 @@ impl Target {
             "legacy" | "legacy-sse" => Some(Target::Legacy),
             "modern" | "modern-json" => Some(Target::Modern),
             "legacy-json" => Some(Target::LegacyJson),
+            "modern-auth" => Some(Target::ModernAuth),
             _ => None,
         }
     }
@@ -364,10 +380,29 @@ fn sdk_server() -> Server {
         .build()
 }
 
+/// The token of `modern-auth`.
+const BENCH_TOKEN: &str = "Bearer bench-token-0123456789";
+
 fn serve_sdk() -> Res<HttpServer> {
-    sdk_server()
-        .http()
-        .max_connections(1 << 20)
+    serve_sdk_on(sdk_server().http())
+}
+
+/// The same server, protected: the verifier accepts one static token.
+fn serve_protected() -> Res<HttpServer> {
+    let verify = |token: &str, _: &HttpRequestHead| {
+        if Some(token) == BENCH_TOKEN.strip_prefix("Bearer ") {
+            Ok(Principal::new("bench").with_scopes(["mcp:tools"]))
+        } else {
+            Err(TokenError::invalid("unknown token"))
+        }
+    };
+    let protected = ProtectedResource::new("http://127.0.0.1/mcp", verify)
+        .authorization_server("http://127.0.0.1:9");
+    serve_sdk_on(sdk_server().http().protect(protected))
+}
+
+fn serve_sdk_on(http: tiny_mcp::HttpServerBuilder) -> Res<HttpServer> {
+    http.max_connections(1 << 20)
         .serve("127.0.0.1:0")
         .map_err(|e| format!("cannot start the tiny-mcp server: {}", e))
 }
@@ -477,6 +512,7 @@ impl Running {
         match target {
             Target::Ceiling => Ceiling::start(ceiling_threads).map(Running::Ceiling),
             Target::Legacy | Target::Modern | Target::LegacyJson => serve_sdk().map(Running::Sdk),
+            Target::ModernAuth => serve_protected().map(Running::Sdk),
         }
     }
 
@@ -738,12 +774,20 @@ impl Template {
                     r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"}}}"#,
                 )
             }
-            Target::Modern => Template::new(
+            Target::Modern | Target::ModernAuth => Template::new(
                 host,
                 &[
                     ("MCP-Protocol-Version", MODERN),
                     ("Mcp-Method", "tools/call"),
                     ("Mcp-Name", "echo"),
+                    (
+                        if target == Target::ModernAuth {
+                            "Authorization"
+                        } else {
+                            "X-No-Authorization"
+                        },
+                        BENCH_TOKEN,
+                    ),
                 ],
                 before,
                 r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
@@ -914,7 +958,9 @@ fn check_answer(target: Target, head: &Head, body: &[u8], id: u64, full: bool) -
         Target::Legacy if !(head.event_stream && head.chunked) => {
             return Err(format!("expected a chunked SSE answer: {:?}", head));
         }
-        Target::Ceiling | Target::Modern | Target::LegacyJson if head.event_stream => {
+        Target::Ceiling | Target::Modern | Target::LegacyJson | Target::ModernAuth
+            if head.event_stream =>
+        {
             return Err(format!("expected a JSON answer: {}", show(body)));
         }
         _ => {}

@@ -564,7 +564,10 @@ impl Example {
         let stderr = child.stderr.take().expect("stderr");
         let (ready, serving) = crossbeam_channel::bounded(1);
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 if line.contains("serving MCP on") {
                     let _ = ready.send(());
                 }
