@@ -4,6 +4,7 @@
 //! in the order they were added. A request refused here never reaches the
 //! MCP layer.
 
+use std::fmt;
 use std::sync::Arc;
 
 use super::answer::Answer;
@@ -14,6 +15,28 @@ use super::wire::{HttpRequest, HttpResponse};
 use super::{HttpServerBuilder, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::server::Principal;
+
+/// A pre-request hook: the head and the principal (when the endpoint is
+/// protected) in, `Err` to refuse.
+pub(crate) type PreRequestHook =
+    dyn Fn(&HttpRequestHead<'_>, Option<&Principal>) -> Result<(), HttpRefusal> + Send + Sync;
+
+/// What runs before a request's body is read, beside the crate's own
+/// checks: authorization and the pre-request hooks, in the order added.
+#[derive(Clone, Default)]
+pub(crate) struct Guards {
+    pub(crate) protected: Option<Arc<ProtectedResource>>,
+    pub(crate) hooks: Vec<Arc<PreRequestHook>>,
+}
+
+impl fmt::Debug for Guards {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Guards")
+            .field("protected", &self.protected)
+            .field("hooks", &self.hooks.len())
+            .finish()
+    }
+}
 
 /// What the head decided.
 pub(crate) enum Admission {

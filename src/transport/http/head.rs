@@ -3,12 +3,11 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::wire::{HttpRequest, HttpResponse};
-use crate::server::{HttpHeaders, Principal};
+use crate::server::HttpHeaders;
 
 /// The head of an HTTP request: method, path, query, headers and the
 /// peer's address, before the body is read. Read-only.
@@ -149,28 +148,6 @@ impl HttpRefusal {
         }
         response.extra = self.headers;
         response
-    }
-}
-
-/// A pre-request hook: the head and the principal (when the endpoint is
-/// protected) in, `Err` to refuse.
-pub(crate) type PreRequestHook =
-    dyn Fn(&HttpRequestHead<'_>, Option<&Principal>) -> Result<(), HttpRefusal> + Send + Sync;
-
-/// What runs before a request's body is read, beside the crate's own
-/// checks: authorization and the pre-request hooks, in the order added.
-#[derive(Clone, Default)]
-pub(crate) struct Guards {
-    pub(crate) protected: Option<Arc<super::auth::ProtectedResource>>,
-    pub(crate) hooks: Vec<Arc<PreRequestHook>>,
-}
-
-impl fmt::Debug for Guards {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Guards")
-            .field("protected", &self.protected)
-            .field("hooks", &self.hooks.len())
-            .finish()
     }
 }
 

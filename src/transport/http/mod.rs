@@ -103,7 +103,7 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
     /// Authorization and the pre-request hooks (`gate.rs`).
-    pub(crate) guards: head::Guards,
+    pub(crate) guards: gate::Guards,
 }
 
 impl Default for HttpConfig {
@@ -132,7 +132,7 @@ impl Default for HttpConfig {
             request_body_timeout: Duration::from_secs(60),
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
-            guards: head::Guards::default(),
+            guards: gate::Guards::default(),
         }
     }
 }
