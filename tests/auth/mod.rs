@@ -697,3 +697,21 @@ fn example_with_introspection() {
     );
     introspection.unblock();
 }
+
+// Item 5: off HTTP there is no principal and no headers; the trace
+// context still comes from `_meta`.
+#[test]
+fn in_memory_there_is_no_principal() {
+    let server = Server::builder("t", "1")
+        .tool(Tool::new("whoami", json!({"type": "object"})), whoami)
+        .build();
+    let mut client = crate::support::connect(&server, json!({}));
+    let params = json!({"name": "whoami", "_meta": {"traceparent": "00-ab-cd-01"}});
+    let result = client.request("tools/call", Some(params)).expect("whoami");
+    let text = result["content"][0]["text"].as_str().expect("text");
+    let seen: Value = serde_json::from_str(text).expect("json");
+    assert_eq!(
+        seen,
+        json!({"principal": null, "header": null, "trace": "00-ab-cd-01"})
+    );
+}

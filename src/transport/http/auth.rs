@@ -218,9 +218,14 @@ impl ProtectedResource {
     /// authorization server.
     pub(crate) fn check(&self) -> Result<(), Error> {
         let r = &self.resource;
-        let absolute = (r.starts_with("https://") || r.starts_with("http://"))
-            && !r.contains('#')
-            && split_url(r).0.len() > "https://".len();
+        let scheme = if r.starts_with("https://") {
+            "https://".len()
+        } else if r.starts_with("http://") {
+            "http://".len()
+        } else {
+            usize::MAX
+        };
+        let absolute = !r.contains('#') && split_url(r).0.len() > scheme;
         if !absolute {
             return Err(config(format!(
                 "the protected resource must be an absolute http(s) URL without a fragment, \
@@ -500,6 +505,10 @@ mod tests {
         assert!(p.check().is_ok());
         let relative = ProtectedResource::new("/mcp", verifier).authorization_server("x");
         assert!(relative.check().is_err());
+        let hostless = ProtectedResource::new("https:///mcp", verifier).authorization_server("x");
+        assert!(hostless.check().is_err());
+        let short = ProtectedResource::new("http://x", verifier).authorization_server("x");
+        assert!(short.check().is_ok());
     }
 
     // RFC 6750 §3: quoted values, comma-separated, nothing that breaks
