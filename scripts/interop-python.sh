@@ -44,50 +44,15 @@ done
 [[ ${#transports[@]} -gt 0 ]] || transports=(stdio http)
 [[ ${#modes[@]} -gt 0 ]] || modes=(modern legacy)
 
-command -v "$PYTHON" >/dev/null || { echo "interop-python: $PYTHON is not installed" >&2; exit 1; }
-
-# --- virtualenv: made or refreshed only when the stamp is missing or stale ---
-want_stamp=$(
-  {
-    "$PYTHON" -c 'import sys; print(sys.version)'
-    cat "$PY_DIR/requirements.txt"
-  } | sha256sum | cut -d' ' -f1
-)
-if [[ -x "$VENV/bin/python" && -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] &&
-  "$VENV/bin/python" -c 'import mcp.client' 2>/dev/null; then
-  echo "interop-python: virtualenv up to date" >&2
-else
-  echo "interop-python: making the virtualenv (python3 -m venv; pip install -r requirements.txt)" >&2
-  rm -f "$STAMP"
-  "$PYTHON" -m venv --clear "$VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$PY_DIR/requirements.txt" >&2
-  echo "$want_stamp" >"$STAMP"
-fi
-"$VENV/bin/python" -c 'import importlib.metadata as m; print("interop-python: mcp", m.version("mcp"))' >&2
-
-# --- server binary ---
-if [[ -n "${EVERYTHING_BIN:-}" ]]; then
-  BIN=$EVERYTHING_BIN
-else
-  (cd "$ROOT" && cargo build --example everything >&2)
-  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/everything
-fi
-[[ -x "$BIN" ]] || { echo "interop-python: server binary not found or not executable: $BIN" >&2; exit 1; }
+TAG=interop-python
+# shellcheck source=lib/python-interop.sh
+source "$ROOT/scripts/lib/python-interop.sh"
+ensure_venv
+example_bin
 
 # --- HTTP server life cycle ---
 SERVER_PID=
-stop_server() {
-  if [[ -n "$SERVER_PID" ]]; then
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-      kill "$SERVER_PID" 2>/dev/null || true
-      for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-      kill -9 "$SERVER_PID" 2>/dev/null || true
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=
-  fi
-}
+stop_server() { stop_pid "$SERVER_PID"; SERVER_PID=; }
 OUT=$(mktemp)
 cleanup() {
   stop_server
