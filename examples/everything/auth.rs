@@ -140,7 +140,8 @@ fn form_encode(value: &str) -> String {
 }
 
 /// A minimal HTTP/1.1 POST to a plain `http://host:port/path` URL, with a
-/// 5 s timeout, returning the JSON body of a 200. (Written out here rather
+/// 5 s timeout, returning the JSON body of a 200 (by `Content-Length`,
+/// chunked, or to the end of the connection; at most 64 KiB). (Written out here rather
 /// than taken from a client crate: the example builds with Debian's
 /// packaged crates, and they have no small HTTP client.)
 fn post_form(url: &str, body: &str) -> Result<Value, String> {
@@ -175,7 +176,7 @@ fn post_form(url: &str, body: &str) -> Result<Value, String> {
     if status.split_whitespace().nth(1) != Some("200") {
         return Err(format!("introspection answered {}", status.trim()));
     }
-    let mut length = None;
+    let (mut length, mut chunked) = (None, false);
     loop {
         let mut line = String::new();
         reader.read_line(&mut line).map_err(|e| e.to_string())?;
@@ -188,17 +189,49 @@ fn post_form(url: &str, body: &str) -> Result<Value, String> {
                 length = value.trim().parse::<u64>().ok();
             }
             if name.eq_ignore_ascii_case("transfer-encoding") {
-                return Err("chunked introspection answers are not supported".into());
+                chunked = value.trim().eq_ignore_ascii_case("chunked");
             }
         }
     }
-    let mut bytes = Vec::new();
-    let limit = length.unwrap_or(64 * 1024).min(64 * 1024);
-    reader
-        .take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    let bytes = if chunked {
+        read_chunked(&mut reader)?
+    } else {
+        let mut bytes = Vec::new();
+        let limit = length.unwrap_or(MAX_ANSWER).min(MAX_ANSWER);
+        reader
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        bytes
+    };
     serde_json::from_slice(&bytes).map_err(|e| format!("introspection answer: {}", e))
+}
+
+/// The most bytes of an introspection answer that are read.
+const MAX_ANSWER: u64 = 64 * 1024;
+
+/// A chunked body (RFC 9112 §7.1), at most `MAX_ANSWER` bytes.
+fn read_chunked(reader: &mut impl BufRead) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).map_err(|e| e.to_string())?;
+        let size = line.trim().split(';').next().unwrap_or("");
+        let size = u64::from_str_radix(size, 16).map_err(|_| "a bad chunk size")?;
+        if size == 0 {
+            return Ok(body);
+        }
+        if body.len() as u64 + size > MAX_ANSWER {
+            return Err("the introspection answer is too large".into());
+        }
+        let start = body.len();
+        body.resize(start + size as usize, 0);
+        reader
+            .read_exact(&mut body[start..])
+            .map_err(|e| e.to_string())?;
+        let mut crlf = String::new();
+        reader.read_line(&mut crlf).map_err(|e| e.to_string())?;
+    }
 }
 
 /// What `session_info` reports of the principal.
