@@ -190,6 +190,9 @@ impl ServerBuilder {
 
     /// Scopes `tools/call` of tool `name` needs, besides the server-wide
     /// ones; without them, 403 with the challenge naming all it needs.
+    /// Names are matched as registered, also for tools added while
+    /// serving; [`build`](Self::build) logs a warning for a name that is
+    /// not registered then (a typo fails open to the server-wide scopes).
     pub fn tool_scopes<S: Into<String>>(
         mut self,
         name: impl Into<String>,
@@ -382,6 +385,13 @@ impl ServerBuilder {
     /// Adding the first item of a kind while serving declares that kind
     /// from then on.
     pub fn build(self) -> Server {
+        for item in self.scopes.unknown(&self.registry) {
+            log::warn!(
+                "scopes are set for {}, which is not registered: until it is, only the \
+                 server-wide scopes guard it",
+                item
+            );
+        }
         let capabilities = match &self.capabilities {
             Some(capabilities) => capabilities.clone(),
             None => self.derived_capabilities(),

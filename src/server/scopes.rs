@@ -110,6 +110,39 @@ impl ScopePolicy {
         found.map_or(&[], Vec::as_slice)
     }
 
+    /// The items the policy names that `registry` does not hold, as
+    /// `tool x`, `prompt y`, …: likely typos, which leave the item guarded
+    /// by the server-wide scopes alone (the builder warns of them).
+    pub(crate) fn unknown(&self, registry: &Registry) -> Vec<String> {
+        let mut unknown = Vec::new();
+        for name in self.tools.keys() {
+            if registry.tool(name).is_none() {
+                unknown.push(format!("tool {}", name));
+            }
+        }
+        for name in self.prompts.keys() {
+            if registry.prompt(name).is_none() {
+                unknown.push(format!("prompt {}", name));
+            }
+        }
+        for uri in self.resources.keys() {
+            if !registry.resources.iter().any(|e| &e.resource.uri == uri) {
+                unknown.push(format!("resource {}", uri));
+            }
+        }
+        for template in self.templates.keys() {
+            if !registry
+                .templates
+                .iter()
+                .any(|e| &e.template.uri_template == template)
+            {
+                unknown.push(format!("resource template {}", template));
+            }
+        }
+        unknown.sort();
+        unknown
+    }
+
     /// `true` if lists are filtered and `principal` lacks one of the
     /// scopes in `map` under `key`: the item is hidden from it.
     pub(crate) fn hides(
@@ -162,6 +195,7 @@ mod tests {
             "a prompt of the same name is not the tool"
         );
         assert_eq!(policy.needed(&registry, None, None), ["mcp:tools"]);
+        assert_eq!(policy.unknown(&registry), ["tool admin"]);
         assert_eq!(policy.all_named(), ["mcp:admin", "mcp:tools"]);
     }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
-use crate::server::{ChannelSink, Received, Sink};
+use crate::server::{Caller, ChannelSink, Principal, Received, Sink};
 use crate::session::{Closing, Session};
 use crate::Server;
 
@@ -52,6 +52,8 @@ pub struct MemoryClient {
     next_id: i64,
     responder: Option<Responder>,
     timeout: Duration,
+    /// Who the requests come from ([`set_principal`](Self::set_principal)).
+    principal: Option<Arc<Principal>>,
 }
 
 impl fmt::Debug for MemoryClient {
@@ -79,6 +81,7 @@ impl MemoryClient {
             next_id: 1,
             responder: None,
             timeout: Duration::from_secs(10),
+            principal: None,
         }
     }
 }
@@ -86,7 +89,11 @@ impl MemoryClient {
 impl MemoryClient {
     /// Sends any message to the server, as a client would.
     pub fn send(&self, message: Message) {
-        match self.session.receive(message, &self.sink) {
+        let caller = Caller {
+            principal: self.principal.clone(),
+            ..Caller::default()
+        };
+        match self.session.receive_from(message, &self.sink, caller) {
             Received::Answered(response) => {
                 self.sink.send(Message::Response(response));
             }
@@ -182,6 +189,17 @@ impl MemoryClient {
         responder: impl FnMut(&Request) -> Result<Value, ErrorObject> + Send + 'static,
     ) {
         self.responder = Some(Box::new(responder));
+    }
+
+    /// Sends the following requests as `principal`, as a token verifier on
+    /// HTTP would have established it, for testing handlers that read
+    /// [`RequestContext::principal`](crate::RequestContext::principal) and
+    /// lists filtered by scope
+    /// ([`ServerBuilder::list_only_permitted`](crate::ServerBuilder::list_only_permitted)).
+    /// Scope refusals (403) are the HTTP edge's and are not made here.
+    /// Defaults to `None`.
+    pub fn set_principal(&mut self, principal: Option<Principal>) {
+        self.principal = principal.map(Arc::new);
     }
 
     /// Sets how long [`request`](Self::request) waits. Defaults to 10 s.

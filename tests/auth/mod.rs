@@ -717,4 +717,15 @@ fn in_memory_there_is_no_principal() {
         seen,
         json!({"principal": null, "header": null, "trace": "00-ab-cd-01"})
     );
+    // A test may act as a principal: the handler sees it.
+    client.set_principal(Some(Principal::new("tess").with_scopes(["s"])));
+    let result = client
+        .request("tools/call", Some(json!({"name": "whoami"})))
+        .expect("whoami as tess");
+    let text = result["content"][0]["text"].as_str().expect("text");
+    let seen: Value = serde_json::from_str(text).expect("json");
+    assert_eq!(
+        seen["principal"],
+        json!({"subject": "tess", "scopes": ["s"]})
+    );
 }

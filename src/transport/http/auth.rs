@@ -53,8 +53,12 @@ pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// refusal with the status and challenge the spec names (see
 /// [`ProtectedResource`]).
 ///
-/// Closures `Fn(&str, &HttpRequestHead) -> Result<Principal, TokenError>`
-/// are verifiers. A verifier that calls out (introspection, RFC 7662)
+/// Closures `Fn(&str, &HttpRequestHead<'_>) -> Result<Principal, TokenError>`
+/// are verifiers; pass one to [`ProtectedResource::from_fn`], which infers
+/// its parameter types (stored in a `let` first, or passed to
+/// [`ProtectedResource::new`], a closure needs them written out, and a
+/// named `fn verify(token: &str, head: &HttpRequestHead<'_>)` works
+/// everywhere). A verifier that calls out (introspection, RFC 7662)
 /// should cache its answers and bound its own timeouts: the connection
 /// waits for it.
 pub trait TokenVerifier: Send + Sync + 'static {
@@ -110,6 +114,7 @@ impl std::error::Error for TokenError {}
 /// Makes the HTTP endpoint an OAuth 2.1 protected resource: every request
 /// needs a bearer token that `verifier` accepts, issued for `resource`.
 /// Set it with [`HttpServerBuilder::protect`](crate::HttpServerBuilder::protect).
+/// The resource names the server's port, so serve on a fixed one.
 ///
 /// The server then also serves its protected resource metadata (RFC 9728)
 /// at `/.well-known/oauth-protected-resource`, at that path followed by
@@ -126,16 +131,15 @@ impl std::error::Error for TokenError {}
 /// # Example
 ///
 /// ```no_run
-/// use tiny_mcp::{HttpRequestHead, Principal, ProtectedResource, Server, TokenError};
+/// use tiny_mcp::{Principal, ProtectedResource, Server, TokenError};
 ///
-/// let verifier = |token: &str, _: &HttpRequestHead| {
+/// let protected = ProtectedResource::from_fn("https://mcp.example.com/mcp", |token, _head| {
 ///     match token {
 ///         "let-me-in" => Ok(Principal::new("alice").with_scopes(["mcp:tools"])),
 ///         _ => Err(TokenError::invalid("unknown token")),
 ///     }
-/// };
-/// let protected = ProtectedResource::new("https://mcp.example.com/mcp", verifier)
-///     .authorization_server("https://auth.example.com");
+/// })
+/// .authorization_server("https://auth.example.com");
 /// let server = Server::builder("demo", "1.0.0").require_scopes(["mcp:tools"]).build();
 /// let http = server.http().protect(protected).serve("127.0.0.1:3000")?;
 /// # Ok::<(), tiny_mcp::Error>(())
@@ -173,6 +177,19 @@ impl ProtectedResource {
             scopes_supported: None,
             fields: JsonObject::new(),
         }
+    }
+
+    /// [`new`](Self::new) for a closure, whose parameter types are then
+    /// inferred (passed to `new`, a closure must spell them out:
+    /// `|token: &str, head: &HttpRequestHead<'_>|`).
+    pub fn from_fn(
+        resource: impl Into<String>,
+        verify: impl Fn(&str, &HttpRequestHead<'_>) -> Result<Principal, TokenError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ProtectedResource {
+        ProtectedResource::new(resource, verify)
     }
 
     /// Adds an authorization server (its issuer URL) to the metadata's

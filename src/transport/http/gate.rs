@@ -138,7 +138,10 @@ impl HttpServerBuilder {
     /// (an unauthorized request is refused before any hook sees it), then
     /// the hooks in the order they were added; the first refusal wins.
     /// Hooks run on the connection's thread: keep them fast. The metadata
-    /// document is answered before the hooks.
+    /// document is answered before the hooks. A request refused here (or
+    /// by authorization) never reaches the MCP layer, so
+    /// [`ServerBuilder::on_request_finished`](crate::ServerBuilder::on_request_finished)
+    /// does not report it: log refusals from the hook itself.
     ///
     /// ```no_run
     /// use tiny_mcp::{HttpRefusal, HttpRequestHead, Principal, Server};
@@ -146,7 +149,7 @@ impl HttpServerBuilder {
     /// let server = Server::builder("demo", "1.0.0").build();
     /// let http = server
     ///     .http()
-    ///     .before_request(|head: &HttpRequestHead, _: Option<&Principal>| {
+    ///     .before_request(|head: &HttpRequestHead<'_>, _: Option<&Principal>| {
     ///         match head.remote_addr() {
     ///             Some(addr) if addr.ip().is_loopback() => Ok(()),
     ///             _ => Err(HttpRefusal::new(403).text("loopback only")),
