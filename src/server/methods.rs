@@ -67,7 +67,8 @@ pub(crate) struct Method {
     pub(crate) cacheable: bool,
     /// What it acts on, for the scopes it needs (basic/authorization,
     /// "Scope Challenge Handling"): a tool, prompt or resource named in
-    /// its params.
+    /// its params, the prompt or template a completion refers to, or the
+    /// resources a listen stream subscribes to.
     pub(crate) offer: Option<Offer>,
 }
 
@@ -266,6 +267,7 @@ pub(crate) const METHODS: &[Method] = &[
     Method {
         legacy_gate: Gate::CompletionHandler,
         modern_gate: Gate::Completions,
+        offer: Some(Offer::Reference),
         ..row(
             m::COMPLETION_COMPLETE,
             Eras::BOTH,
@@ -285,7 +287,10 @@ pub(crate) const METHODS: &[Method] = &[
             Runs::Inline(inline::discover),
         )
     },
-    row(m::SUBSCRIPTIONS_LISTEN, Eras::MODERN, Runs::Listen),
+    Method {
+        offer: Some(Offer::Subscriptions),
+        ..row(m::SUBSCRIPTIONS_LISTEN, Eras::MODERN, Runs::Listen)
+    },
 ];
 
 /// The row of `name` in `era`; `None` when the method does not exist there.

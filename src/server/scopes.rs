@@ -1,5 +1,7 @@
 //! Required scopes: server-wide, and per tool, prompt, resource and
-//! resource template (basic/authorization "Scope Challenge Handling").
+//! resource template, for every request that acts on one: calls, reads,
+//! subscriptions and listen streams, completions (basic/authorization
+//! "Scope Challenge Handling").
 //!
 //! The policy is data the builder fills; the HTTP edge asks it what a
 //! request needs ([`ServerInner::scopes_needed`](super::ServerInner)) and
@@ -16,8 +18,8 @@ use serde_json::Value;
 use super::caller::Principal;
 use super::registry::{Registry, Resolved};
 
-/// What a request acts on: the `offer` column of the method table. Its
-/// name is in the params field [`field`](Offer::field).
+/// What a request acts on: the `offer` column of the method table, and
+/// where its params name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Offer {
     /// A tool, by `name` (`tools/call`).
@@ -27,16 +29,23 @@ pub(crate) enum Offer {
     /// A resource or a template's resource, by `uri` (`resources/read`,
     /// `resources/subscribe`).
     Resource,
+    /// The prompt or resource template of `ref` (`completion/complete`:
+    /// `{"type": "ref/prompt", "name"}` or `{"type": "ref/resource",
+    /// "uri"}`).
+    Reference,
+    /// Each resource of `notifications.resourceSubscriptions`
+    /// (`subscriptions/listen`).
+    Subscriptions,
 }
 
-impl Offer {
-    /// The params field that names what the request acts on.
-    pub(crate) fn field(self) -> &'static str {
-        match self {
-            Offer::Tool | Offer::Prompt => "name",
-            Offer::Resource => "uri",
-        }
-    }
+/// The string in `value`'s `field`.
+fn text<'a>(value: &'a Value, field: &str) -> Option<&'a str> {
+    value.get(field).and_then(Value::as_str)
+}
+
+/// The scopes `map` holds for `name`.
+fn named<'a>(map: &'a HashMap<String, Vec<String>>, name: Option<&str>) -> &'a [String] {
+    name.and_then(|n| map.get(n)).map_or(&[], Vec::as_slice)
 }
 
 /// The scopes the server requires, as the builder set them.
@@ -80,33 +89,55 @@ impl ScopePolicy {
         params: Option<&Value>,
     ) -> Vec<String> {
         let mut needed = self.server.clone();
-        let name = offer.and_then(|o| Some((o, params?.get(o.field())?.as_str()?)));
-        if let Some((offer, name)) = name {
-            for scope in self.own(registry, offer, name) {
+        let mut add = |scopes: &[String]| {
+            for scope in scopes {
                 if !needed.contains(scope) {
                     needed.push(scope.clone());
+                }
+            }
+        };
+        let params = match (offer, params) {
+            (Some(offer), Some(params)) => (offer, params),
+            _ => return needed,
+        };
+        match params {
+            (Offer::Tool, p) => add(named(&self.tools, text(p, "name"))),
+            (Offer::Prompt, p) => add(named(&self.prompts, text(p, "name"))),
+            (Offer::Resource, p) => add(self.resource(registry, text(p, "uri").unwrap_or(""))),
+            (Offer::Reference, p) => {
+                let reference = p.get("ref").unwrap_or(&Value::Null);
+                match text(reference, "type") {
+                    Some("ref/prompt") => add(named(&self.prompts, text(reference, "name"))),
+                    Some("ref/resource") => {
+                        let uri = text(reference, "uri").unwrap_or("");
+                        add(named(&self.templates, Some(uri)));
+                        add(self.resource(registry, uri));
+                    }
+                    _ => {}
+                }
+            }
+            (Offer::Subscriptions, p) => {
+                let uris = p.pointer("/notifications/resourceSubscriptions");
+                for uri in uris.and_then(Value::as_array).into_iter().flatten() {
+                    add(self.resource(registry, uri.as_str().unwrap_or("")));
                 }
             }
         }
         needed
     }
 
-    /// The item's own scopes; a resource URI that only a template matches
-    /// takes the template's.
-    fn own(&self, registry: &Registry, offer: Offer, name: &str) -> &[String] {
-        let found = match offer {
-            Offer::Tool => self.tools.get(name),
-            Offer::Prompt => self.prompts.get(name),
-            Offer::Resource => self
-                .resources
-                .get(name)
-                .or_else(|| match registry.resolve(name) {
-                    Some(Resolved::Template(entry, _)) => {
-                        self.templates.get(&entry.template.uri_template)
-                    }
-                    _ => None,
-                }),
-        };
+    /// The scopes of the resource at `uri`; a URI that only a template
+    /// matches takes the template's.
+    fn resource(&self, registry: &Registry, uri: &str) -> &[String] {
+        let found = self
+            .resources
+            .get(uri)
+            .or_else(|| match registry.resolve(uri) {
+                Some(Resolved::Template(entry, _)) => {
+                    self.templates.get(&entry.template.uri_template)
+                }
+                _ => None,
+            });
         found.map_or(&[], Vec::as_slice)
     }
 
@@ -195,8 +226,42 @@ mod tests {
             "a prompt of the same name is not the tool"
         );
         assert_eq!(policy.needed(&registry, None, None), ["mcp:tools"]);
-        assert_eq!(policy.unknown(&registry), ["tool admin"]);
-        assert_eq!(policy.all_named(), ["mcp:admin", "mcp:tools"]);
+        // completion/complete takes the scopes of what `ref` names, and a
+        // listen stream those of each resource it subscribes to.
+        let mut policy = policy;
+        policy.prompts.insert("p".into(), vec!["mcp:p".into()]);
+        policy
+            .templates
+            .insert("s://{id}".into(), vec!["mcp:t".into()]);
+        policy
+            .resources
+            .insert("s://fixed".into(), vec!["mcp:r".into()]);
+        let prompt = json!({"ref": {"type": "ref/prompt", "name": "p"}});
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Reference), Some(&prompt)),
+            ["mcp:tools", "mcp:p"]
+        );
+        let template = json!({"ref": {"type": "ref/resource", "uri": "s://{id}"}});
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Reference), Some(&template)),
+            ["mcp:tools", "mcp:t"]
+        );
+        let listen = json!({"notifications": {"resourceSubscriptions": ["s://fixed", "x"]}});
+        assert_eq!(
+            policy.needed(&registry, Some(Offer::Subscriptions), Some(&listen)),
+            ["mcp:tools", "mcp:r"]
+        );
+        let unknown = [
+            "prompt p",
+            "resource s://fixed",
+            "resource template s://{id}",
+            "tool admin",
+        ];
+        assert_eq!(policy.unknown(&registry), unknown);
+        assert_eq!(
+            policy.all_named(),
+            ["mcp:admin", "mcp:p", "mcp:r", "mcp:t", "mcp:tools"]
+        );
     }
 
     #[test]

@@ -9,9 +9,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 use tiny_mcp::{
-    CallToolResult, Error, HandlerOutcome, HttpRefusal, HttpRequestHead, HttpServer, Interceptor,
-    JsonObject, Principal, ProtectedResource, RequestContext, RequestOutcome, Server, TokenError,
-    Tool,
+    CallToolResult, CompleteRequestParams, CompleteResult, Error, HandlerOutcome, HttpRefusal,
+    HttpRequestHead, HttpServer, Interceptor, JsonObject, Principal, ProtectedResource,
+    ReadResourceResult, RequestContext, RequestOutcome, ResourceContents, ResourceTemplate, Server,
+    TemplateVariables, TokenError, Tool,
 };
 
 use crate::support::http::{initialize_body, notification, rpc, send, Conn, Req, LATEST};
@@ -115,8 +116,22 @@ fn serve(filter_lists: bool) -> Fixture {
         .tool(Tool::new("whoami", any.clone()), whoami)
         .tool(Tool::new("admin", any.clone()), whoami)
         .tool(Tool::new("blocked", any), whoami)
+        .resource_template(
+            ResourceTemplate::new("secret://doc/{id}", "secret"),
+            |_: &RequestContext, uri: &str, _: &TemplateVariables| {
+                Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    "s",
+                )]))
+            },
+        )
+        .completion(|_: &RequestContext, _: CompleteRequestParams| {
+            Ok(CompleteResult::new(vec!["secret-value".into()]))
+        })
         .require_scopes(["mcp:tools"])
         .tool_scopes("admin", ["mcp:admin"])
+        .template_scopes("secret://doc/{id}", ["mcp:admin"])
         .list_only_permitted(filter_lists)
         .intercept(Gatekeeper(Arc::clone(&seen)))
         .on_request_finished(move |o: &RequestOutcome| {
@@ -727,5 +742,53 @@ fn in_memory_there_is_no_principal() {
     assert_eq!(
         seen["principal"],
         json!({"subject": "tess", "scopes": ["s"]})
+    );
+}
+
+// AUTH-5 for what a request reaches indirectly: a completion of a scoped
+// template or prompt, and a 2026-07-28 listen stream subscribing to a
+// scoped resource, need its scopes too (found by a hostile trial).
+#[test]
+fn completions_and_listen_streams_need_the_scopes_of_what_they_name() {
+    let f = serve(false);
+    let id = session(&f, "user");
+    let complete = json!({"ref": {"type": "ref/resource", "uri": "secret://doc/{id}"},
+        "argument": {"name": "id", "value": ""}});
+    let req = bearer(
+        Req::post(rpc(json!(8), "completion/complete", complete)),
+        "user",
+    )
+    .session(&id);
+    let got = challenge(&f, &req, 403, "a completion of a scoped template");
+    assert!(got.contains(r#"scope="mcp:tools mcp:admin""#), "{}", got);
+    let read = json!({"uri": "secret://doc/7"});
+    let req = bearer(Req::post(rpc(json!(9), "resources/read", read)), "user").session(&id);
+    challenge(&f, &req, 403, "a read of a scoped template's resource");
+    let params = json!({"notifications": {"resourceSubscriptions": ["secret://doc/7"]},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}});
+    let listen = bearer(
+        Req::post(rpc(json!(1), "subscriptions/listen", params)),
+        "user",
+    )
+    .header("MCP-Protocol-Version", MODERN)
+    .header("Mcp-Method", "subscriptions/listen");
+    let got = challenge(&f, &listen, 403, "a listen stream on a scoped resource");
+    assert!(got.contains(r#"error="insufficient_scope""#), "{}", got);
+    // With the scope, the completion is answered.
+    let id = session(&f, "admin");
+    let complete = json!({"ref": {"type": "ref/resource", "uri": "secret://doc/{id}"},
+        "argument": {"name": "id", "value": ""}});
+    let req = bearer(
+        Req::post(rpc(json!(10), "completion/complete", complete)),
+        "admin",
+    )
+    .session(&id);
+    let answer = send(f.addr, &req, "root's completion").rpc();
+    assert_eq!(
+        answer["result"]["completion"]["values"],
+        json!(["secret-value"]),
+        "{}",
+        answer
     );
 }
