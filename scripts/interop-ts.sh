@@ -28,19 +28,8 @@ command -v node >/dev/null || { echo "interop-ts: node is not installed" >&2; ex
 command -v npm >/dev/null || { echo "interop-ts: npm is not installed" >&2; exit 1; }
 
 # --- npm dependencies: `npm ci` only when node_modules does not match the lock ---
-deps_up_to_date() {
-  (cd "$TS_DIR" && node -e '
-    const fs = require("fs");
-    const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
-    for (const [path, meta] of Object.entries(lock.packages || {})) {
-      if (path === "" || meta.optional || meta.dev) continue;
-      let installed;
-      try { installed = JSON.parse(fs.readFileSync(path + "/package.json", "utf8")); }
-      catch { process.exit(1); }
-      if (meta.version && installed.version !== meta.version) process.exit(1);
-    }
-  ' 2>/dev/null)
-}
+# shellcheck source=lib/npm-deps.sh
+source "$ROOT/scripts/lib/npm-deps.sh"
 if deps_up_to_date; then
   echo "interop-ts: npm dependencies up to date" >&2
 else
