@@ -792,3 +792,34 @@ fn completions_and_listen_streams_need_the_scopes_of_what_they_name() {
         answer
     );
 }
+
+// DESIGN.md §6: a refusal does not wait for (or buffer) a body the
+// client has not sent: the 401 comes at once, and a large body closes
+// the connection (a hostile trial held a thread 60 s and 4 MiB per
+// connection before).
+#[test]
+fn a_refusal_does_not_wait_for_a_large_body() {
+    let f = serve(false);
+    let mut conn = Conn::open(f.addr);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: 4000000\r\n\r\n{{",
+        f.addr
+    );
+    conn.send_raw(head.as_bytes());
+    let response = conn.read_head("a 401 before the body");
+    assert_eq!(response.status, 401);
+    assert_eq!(response.header("connection"), Some("close"));
+    // HTTP/1.0 with Transfer-Encoding is faulty framing (RFC 9112 §6.1):
+    // refused, and the connection closed.
+    let mut conn = Conn::open(f.addr);
+    let faulty = format!(
+        "POST /mcp HTTP/1.0\r\nHost: {}\r\nConnection: keep-alive\r\n\
+         Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        f.addr
+    );
+    conn.send_raw(faulty.as_bytes());
+    let response = conn.read_head("HTTP/1.0 with Transfer-Encoding");
+    assert_eq!(response.status, 400);
+    assert_eq!(response.header("connection"), Some("close"));
+}

@@ -30,7 +30,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         if shared.stopping() {
             return;
         }
-        let (answer, peer) = match wire::read_head(&mut reader, &limits) {
+        let (answer, peer, unread) = match wire::read_head(&mut reader, &limits) {
             Ok(head) => decide(shared, &mut reader, &limits, head),
             Err(ReadError::Closed) => return,
             Err(ReadError::Io(e)) => {
@@ -38,51 +38,62 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
                 return;
             }
             // The request cannot be read to its end: answer and close.
-            Err(error) => (unreadable(shared, error), Peer::closing()),
+            Err(error) => (unreadable(shared, error), Peer::closing(), None),
         };
-        match answer::write(answer, &mut out, peer, &shared.config) {
-            Ok(()) if peer.keep_alive => continue,
-            _ => return,
+        if answer::write(answer, &mut out, peer, &shared.config).is_err() {
+            return;
+        }
+        // A request answered from its head: its body comes after the
+        // answer, read into nothing, or the connection closes.
+        let kept = match unread {
+            Some(head) if peer.keep_alive => head.discard_body(&mut reader, &limits),
+            Some(_) => {
+                wire::linger(&mut reader);
+                false
+            }
+            None => peer.keep_alive,
+        };
+        if !kept {
+            return;
         }
     }
 }
 
 /// The answer to a request whose head was read: the head's own decision
-/// (`gate.rs`), else the body and the routing (`route.rs`).
+/// (`gate.rs`), whose body is left unread and returned, else the body and
+/// the routing (`route.rs`).
 fn decide(
     shared: &Arc<Shared>,
     reader: &mut BufReader<Timed<'_>>,
     limits: &Limits,
     head: Head,
-) -> (Answer, Peer) {
+) -> (Answer, Peer, Option<Head>) {
     let keep_alive = head.request.keep_alive && !shared.stopping();
     let chunked = !head.request.http10;
     match admit(shared, &head.request) {
+        // Answered at once (a refusal does not wait for the body, nor hold
+        // it in memory): the connection stays only if the body is small.
         Admission::Answer(answer) => {
-            // The body is skipped so that the connection carries the next
-            // request; one that cannot be skipped closes it.
-            let keep_alive = keep_alive && head.skip_body(reader, limits);
-            (
-                answer,
-                Peer {
-                    keep_alive,
-                    chunked,
-                },
-            )
+            let keep_alive = keep_alive && head.drains_cheaply();
+            let peer = Peer {
+                keep_alive,
+                chunked,
+            };
+            (answer, peer, Some(head))
         }
         Admission::Pass(principal) => match head.read_body(reader, limits) {
-            Ok(request) => (
-                route(shared, &request, principal),
-                Peer {
+            Ok(request) => {
+                let peer = Peer {
                     keep_alive,
                     chunked,
-                },
-            ),
+                };
+                (route(shared, &request, principal), peer, None)
+            }
             Err(ReadError::Io(e)) => {
                 log::debug!("connection dropped inside a request body: {}", e);
-                (Answer::status(400), Peer::closing())
+                (Answer::status(400), Peer::closing(), None)
             }
-            Err(error) => (unreadable(shared, error), Peer::closing()),
+            Err(error) => (unreadable(shared, error), Peer::closing(), None),
         },
     }
 }

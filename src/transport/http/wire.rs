@@ -14,6 +14,9 @@ use crate::server::HttpHeaders;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most headers in one request.
 const MAX_HEADERS: usize = 64;
+/// Largest body of a request answered from its head that is read (into
+/// nothing) to keep the connection; a larger one closes it.
+pub(crate) const DRAIN_LIMIT: usize = 64 * 1024;
 
 /// One parsed request.
 #[derive(Debug)]
@@ -80,8 +83,8 @@ pub(crate) struct Head {
 
 /// Reads the next request's head from `reader`: the head up to its blank
 /// line, its parse, and the body's framing (`limits.max_body` bounds it).
-/// The body is read next with [`Head::read_body`], or skipped with
-/// [`Head::skip_body`] when the head alone decided the answer.
+/// The body is read next with [`Head::read_body`], or, when the head
+/// alone decided the answer, after it with [`Head::discard_body`].
 pub(crate) fn read_head(
     reader: &mut BufReader<Timed<'_>>,
     limits: &Limits,
@@ -143,16 +146,48 @@ impl Head {
         Ok(request)
     }
 
-    /// Reads and drops the body of a request answered from its head, so
-    /// that the connection can carry the next one; `false` when it must
-    /// close instead: the client waits for `100 Continue` before it sends
-    /// the body (RFC 9110 §10.1.1), or the body could not be read.
-    pub(crate) fn skip_body(self, reader: &mut BufReader<Timed<'_>>, limits: &Limits) -> bool {
-        if !self.has_body() {
-            return true;
+    /// `true` when the body of a request answered from its head is worth
+    /// reading after the answer, so that the connection carries the next
+    /// request: none, or a `Content-Length` of at most [`DRAIN_LIMIT`]
+    /// that the client sends without waiting for `100 Continue` (RFC 9110
+    /// §10.1.1). Otherwise the connection closes after the answer.
+    pub(crate) fn drains_cheaply(&self) -> bool {
+        match self.body {
+            Body::Length(0) => true,
+            Body::Length(n) => n <= DRAIN_LIMIT && !self.expects_continue,
+            Body::Chunked => false,
         }
-        !self.expects_continue && self.read_body(reader, limits).is_ok()
     }
+
+    /// Reads the body into nothing within its deadline (no buffer holds
+    /// it); `false` if it did not arrive whole.
+    pub(crate) fn discard_body(self, reader: &mut BufReader<Timed<'_>>, limits: &Limits) -> bool {
+        let length = match self.body {
+            Body::Length(0) => return true,
+            Body::Length(n) => n as u64,
+            Body::Chunked => return false,
+        };
+        reader.get_mut().deadline(limits.body_timeout);
+        let copied = io::copy(&mut reader.by_ref().take(length), &mut io::sink());
+        reader.get_mut().disarm();
+        copied.map_or(false, |n| n == length)
+    }
+}
+
+/// How long, and how many bytes, a connection closed with a request body
+/// still arriving is read into nothing, so that closing it does not reset
+/// the answer before the client has read it.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: u64 = 1024 * 1024;
+
+/// Ends our side of the connection (the answer is whole on the wire), then
+/// reads what the client still sends, within [`LINGER`] and
+/// [`LINGER_BYTES`].
+pub(crate) fn linger(reader: &mut BufReader<Timed<'_>>) {
+    let _ = reader.get_ref().stream.shutdown(std::net::Shutdown::Write);
+    reader.get_mut().deadline(LINGER);
+    let _ = io::copy(&mut reader.by_ref().take(LINGER_BYTES), &mut io::sink());
+    reader.get_mut().disarm();
 }
 
 /// The bounds of one request: body size, and the time its head and its
@@ -357,6 +392,12 @@ fn body_framing(request: &HttpRequest, max_body: usize) -> Result<Body, ReadErro
     if count("content-length") > 1 || count("transfer-encoding") > 1 {
         return Err(ReadError::Malformed(
             "repeated Content-Length or Transfer-Encoding",
+        ));
+    }
+    // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing.
+    if request.http10 && request.header("transfer-encoding").is_some() {
+        return Err(ReadError::Malformed(
+            "Transfer-Encoding in an HTTP/1.0 request",
         ));
     }
     let chunked = match request.header("transfer-encoding") {
