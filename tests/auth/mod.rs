@@ -102,6 +102,11 @@ struct Fixture {
 /// A protected server on 127.0.0.1:0 whose resource is its own URL.
 /// Requests with `X-Flood: 1` are refused by a hook with 429.
 fn serve(filter_lists: bool) -> Fixture {
+    serve_with(filter_lists, 100)
+}
+
+/// [`serve`] with at most `per_principal` sessions per principal.
+fn serve_with(filter_lists: bool, per_principal: usize) -> Fixture {
     // The resource must name the port, which binding chooses: bind once to
     // learn a free port, then serve there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -143,6 +148,7 @@ fn serve(filter_lists: bool) -> Fixture {
     let http = server
         .http()
         .protect(protected)
+        .max_sessions_per_principal(per_principal)
         .before_request(|head: &HttpRequestHead, principal: Option<&Principal>| {
             assert!(principal.is_some(), "hooks run after authorization");
             match head.header("x-flood") {
@@ -822,4 +828,22 @@ fn a_refusal_does_not_wait_for_a_large_body() {
     let response = conn.read_head("HTTP/1.0 with Transfer-Encoding");
     assert_eq!(response.status, 400);
     assert_eq!(response.header("connection"), Some("close"));
+}
+
+// DESIGN.md §6: one principal cannot fill the session table; past its
+// limit its own oldest session ends, and nobody else's.
+#[test]
+fn a_principal_s_sessions_are_bounded_by_its_own_oldest() {
+    let f = serve_with(false, 2);
+    let bob = session(&f, "bob");
+    let first = session(&f, "user");
+    let second = session(&f, "user");
+    let third = session(&f, "user");
+    let list = |id: &str, token: &str| {
+        let req = bearer(Req::post(rpc(json!(1), "tools/list", json!({}))), token).session(id);
+        send(f.addr, &req, "tools/list").status()
+    };
+    assert_eq!(list(&first, "user"), 404, "alice's oldest session ended");
+    assert_eq!((list(&second, "user"), list(&third, "user")), (200, 200));
+    assert_eq!(list(&bob, "bob"), 200, "bob's session is untouched");
 }

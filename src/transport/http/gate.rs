@@ -129,6 +129,16 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Most 2025-11-25 sessions one principal may hold on a protected
+    /// endpoint (same subject and client id). At the limit, its
+    /// `initialize` ends the principal's oldest session (whose id then
+    /// gets 404), so that one caller cannot fill the session table for
+    /// everyone. Defaults to 100; at least 1.
+    pub fn max_sessions_per_principal(mut self, n: usize) -> Self {
+        self.config.max_sessions_per_principal = n.max(1);
+        self
+    }
+
     /// Adds a hook that sees each request's head (and its principal, when
     /// the endpoint is protected) before the body is read, and may refuse
     /// it with any status, headers and body: a rate limiter answering 429

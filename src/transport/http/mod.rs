@@ -102,6 +102,7 @@ pub(crate) struct HttpConfig {
     pub(crate) request_body_timeout: Duration,
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
+    pub(crate) max_sessions_per_principal: usize,
     /// Authorization and the pre-request hooks (`gate.rs`).
     pub(crate) guards: gate::Guards,
 }
@@ -132,6 +133,7 @@ impl Default for HttpConfig {
             request_body_timeout: Duration::from_secs(60),
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
+            max_sessions_per_principal: 100,
             guards: gate::Guards::default(),
         }
     }

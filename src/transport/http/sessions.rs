@@ -35,6 +35,13 @@ impl HttpSession {
     /// `true` if `principal` may use this session: the same subject and
     /// client as its owner (a refreshed token with other scopes still
     /// is). Always on an endpoint that is not protected.
+    /// The owner as a key: subject and client id.
+    fn owner_key(&self) -> Option<String> {
+        let owner = self.owner.as_ref()?;
+        let client = owner.client_id.as_deref().unwrap_or("");
+        Some(format!("{}\u{0}{}", owner.subject, client))
+    }
+
     pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
         match (&self.owner, principal) {
             (None, _) => true,
@@ -50,6 +57,9 @@ impl HttpSession {
 pub(crate) struct SessionTable {
     pub(crate) map: HashMap<String, Arc<HttpSession>>,
     order: VecDeque<String>,
+    /// On a protected endpoint: each principal's session ids, oldest
+    /// first (ids of removed sessions dropped lazily).
+    owned: HashMap<String, VecDeque<String>>,
 }
 
 /// How many sessions one `initialize` looks at to make room.
@@ -82,6 +92,30 @@ impl SessionTable {
             }
         }
         self.map.len() < max
+    }
+
+    /// Keeps a principal below `max` sessions: its oldest go first, so one
+    /// caller cannot fill the table for everyone else.
+    fn limit_owner(&mut self, session: &HttpSession, max: usize) {
+        let owner = match session.owner_key() {
+            Some(owner) => owner,
+            None => return,
+        };
+        let map = &mut self.map;
+        let ids = self.owned.entry(owner).or_default();
+        ids.retain(|id| map.contains_key(id));
+        while ids.len() >= max.max(1) {
+            let oldest = match ids.pop_front().and_then(|id| map.remove(&id)) {
+                Some(oldest) => oldest,
+                None => break,
+            };
+            log::info!("session {} ended: its principal opened too many", oldest.id);
+            oldest.close(
+                "the principal opened too many sessions",
+                Closing::ServerEnds,
+            );
+        }
+        ids.push_back(session.id.clone());
     }
 
     fn insert(&mut self, session: &Arc<HttpSession>) {
@@ -294,6 +328,7 @@ impl Shared {
         if sessions.map.len() >= max && !sessions.make_room(max, idle) {
             return false;
         }
+        sessions.limit_owner(session, self.config.max_sessions_per_principal);
         sessions.insert(session);
         log::info!("session {} opened", session.id);
         true
