@@ -281,6 +281,10 @@ fn malformed_authorization_is_400_invalid_request() {
             "a token in the query string",
             bearer(init.clone(), "user").at("/mcp?access_token=user"),
         ),
+        (
+            "a percent-encoded token in the query string",
+            bearer(init.clone(), "user").at("/mcp?x=1&access%5Ftoken=user"),
+        ),
     ];
     for (what, req) in cases.iter() {
         let got = challenge(&f, req, 400, what);
@@ -409,8 +413,20 @@ fn metadata_document_at_both_paths() {
     let path = "/.well-known/oauth-protected-resource/mcp";
     let post = send(f.addr, &Req::to("POST", path), "POST to the metadata");
     post.expect_status(405, "POST to the metadata");
+    let head = Conn::open(f.addr).start(&Req::to("HEAD", path), "HEAD of the metadata");
+    assert_eq!(head.status, 200, "RFC 9110 §9.3.2");
+    let options = send(f.addr, &Req::to("OPTIONS", path), "OPTIONS");
+    options.expect_status(204, "OPTIONS of the metadata");
+    assert_eq!(options.header("allow"), Some("GET, HEAD, OPTIONS"));
     let evil = Req::to("GET", path).header("Host", "evil.example");
     send(f.addr, &evil, "another Host").expect_status(403, "another Host");
+    // RFC 9112 §3.2.2: an absolute-form target's authority is the host.
+    let absolute = Req::to("GET", &format!("http://evil.example{}", path));
+    send(f.addr, &absolute, "a foreign absolute-form target")
+        .expect_status(403, "a foreign absolute-form target");
+    let dotted = Req::to("GET", path).header("Host", &format!("{}.evil.example", f.addr));
+    send(f.addr, &dotted, "a Host whose port is not a port")
+        .expect_status(403, "a Host whose port is not a port");
     let other = "/.well-known/oauth-protected-resource/other";
     send(f.addr, &Req::to("GET", other), other).expect_status(404, other);
 }

@@ -393,9 +393,38 @@ fn is_b64token(token: &str) -> bool {
 /// `true` if the query has an `access_token` parameter (RFC 6750 §2.3,
 /// which MCP forbids: AUTH-7).
 fn has_access_token(query: &str) -> bool {
-    query
-        .split('&')
-        .any(|pair| pair.split('=').next() == Some("access_token"))
+    query.split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or("");
+        name == "access_token" || percent_decoded(name).as_deref() == Some("access_token")
+    })
+}
+
+/// `name` with its `%XX` escapes decoded, if it has any and they are valid
+/// UTF-8.
+fn percent_decoded(name: &str) -> Option<String> {
+    if !name.contains('%') {
+        return None;
+    }
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = bytes.get(i + 1..i + 3).and_then(|hex| {
+            let hex = std::str::from_utf8(hex).ok()?;
+            u8::from_str_radix(hex, 16).ok()
+        });
+        match (bytes[i], escaped) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Why a request was refused.
@@ -552,6 +581,8 @@ mod tests {
         assert!(!is_b64token("a b"));
         assert!(!is_b64token("=="));
         assert!(has_access_token("a=1&access_token=x"));
+        assert!(has_access_token("access%5Ftoken=x"));
+        assert!(has_access_token("%61ccess_token=x"));
         assert!(!has_access_token("my_access_token=x"));
     }
 }

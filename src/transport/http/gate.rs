@@ -54,7 +54,7 @@ pub(crate) enum Admission {
 /// | --- | --- |
 /// | path: the endpoint, or (when protected) a metadata path | 404 |
 /// | Host and Origin (SEC-1), when DNS-rebinding protection is on | 403 |
-/// | a metadata path: `GET` answers the document | 405 for other methods |
+/// | a metadata path: `GET` and `HEAD` answer the document, `OPTIONS` its methods | 405 for other methods |
 /// | authorization ([`authorize`]'s table) | 400, 401, 403, 503 |
 /// | each pre-request hook, in the order added | the hook's refusal |
 pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
@@ -96,17 +96,24 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
     Admission::Pass(principal)
 }
 
-/// RFC 9728 §3.2: the metadata document, public, as JSON.
+/// RFC 9728 §3.2: the metadata document, public, as JSON, for `GET` and
+/// `HEAD` (RFC 9110 §9.3.2); `OPTIONS` says which methods there are.
 fn metadata_document(
     shared: &Shared,
     protected: &ProtectedResource,
     request: &HttpRequest,
 ) -> Answer {
-    if request.method != "GET" {
-        return Answer::Whole(HttpResponse::new(405).header("Allow", "GET"));
+    let allow = "GET, HEAD, OPTIONS";
+    match request.method.as_str() {
+        "GET" | "HEAD" => {
+            let document = protected.document(shared.server.scopes_named());
+            let mut response = HttpResponse::json(200, document.to_string().into_bytes());
+            response.head_only = request.method == "HEAD";
+            Answer::Whole(response)
+        }
+        "OPTIONS" => Answer::Whole(HttpResponse::new(204).header("Allow", allow)),
+        _ => Answer::Whole(HttpResponse::new(405).header("Allow", allow)),
     }
-    let document = protected.document(shared.server.scopes_named());
-    Answer::Whole(HttpResponse::json(200, document.to_string().into_bytes()))
 }
 
 impl HttpServerBuilder {

@@ -49,18 +49,28 @@ pub(crate) fn accepts(accept: Option<&str>) -> (bool, bool) {
 }
 
 /// The host part of `host[:port]`, `[v6]:port` or an origin's authority,
-/// lowercased.
+/// lowercased; empty (no host) when what follows the host is not a port
+/// (`127.0.0.1:80.evil`).
 fn host_name(authority: &str) -> String {
     let authority = authority.trim();
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        match rest.find(']') {
-            Some(end) => &authority[..end + 2],
-            None => authority,
-        }
+    let split = if authority.starts_with('[') {
+        authority.find(']').map(|end| end + 1)
     } else {
-        authority.split(':').next().unwrap_or("")
+        Some(authority.find(':').unwrap_or(authority.len()))
     };
-    host.to_ascii_lowercase()
+    let (host, rest) = match split {
+        Some(at) => authority.split_at(at),
+        None => return String::new(),
+    };
+    let port_ok = match rest.strip_prefix(':') {
+        Some(port) => port.bytes().all(|b| b.is_ascii_digit()),
+        None => rest.is_empty(),
+    };
+    if port_ok {
+        host.to_ascii_lowercase()
+    } else {
+        String::new()
+    }
 }
 
 fn is_loopback_name(host: &str) -> bool {
@@ -111,6 +121,17 @@ pub(crate) fn check_host_and_origin(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // SEC-1: a port that is not digits leaves no host to trust.
+    #[test]
+    fn host_names_and_ports() {
+        assert_eq!(host_name("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(host_name("LOCALHOST"), "localhost");
+        assert_eq!(host_name("[::1]:80"), "[::1]");
+        assert_eq!(host_name("127.0.0.1:80.evil.example"), "");
+        assert_eq!(host_name("[::1]x"), "");
+        assert!(check_host_and_origin(Some("127.0.0.1:1.evil"), None, true, &[], &[]).is_err());
+    }
 
     // HTTP-2: media types are parsed leniently.
     #[test]

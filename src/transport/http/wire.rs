@@ -333,6 +333,12 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
         };
         header_list.push((name, value));
     }
+    let had_host = header_list.iter().any(|(n, _)| n == "host");
+    if let Some(authority) = absolute_authority(target) {
+        // RFC 9112 §3.2.2: the target's authority replaces any Host.
+        header_list.retain(|(n, _)| n != "host");
+        header_list.push(("host".to_string(), authority.to_string()));
+    }
     let mut request = HttpRequest {
         method: parsed.method.unwrap_or("").to_string(),
         path: origin_path(target),
@@ -352,7 +358,7 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
     } else {
         !connection.contains("close")
     };
-    if version == 1 && request.header("host").is_none() {
+    if version == 1 && !had_host {
         return Err(ReadError::Malformed("missing Host header"));
     }
     Ok(request)
@@ -370,6 +376,14 @@ fn origin_path(target: &str) -> String {
         None => target,
     };
     target.split('?').next().unwrap_or("/").to_string()
+}
+
+/// The authority of an absolute-form target (`http://host:port/path`).
+fn absolute_authority(target: &str) -> Option<&str> {
+    let rest = target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))?;
+    Some(rest.split(['/', '?']).next().unwrap_or(""))
 }
 
 /// How a request's body is framed.
@@ -528,6 +542,8 @@ pub(crate) struct HttpResponse {
     /// for CR and LF when they were added.
     pub(crate) extra: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
+    /// The answer to `HEAD`: the head of the response, without its body.
+    pub(crate) head_only: bool,
 }
 
 impl HttpResponse {
@@ -537,6 +553,7 @@ impl HttpResponse {
             headers: Vec::new(),
             extra: Vec::new(),
             body: Vec::new(),
+            head_only: false,
         }
     }
 
@@ -546,6 +563,7 @@ impl HttpResponse {
             headers: vec![("Content-Type", "application/json".to_string())],
             extra: Vec::new(),
             body,
+            head_only: false,
         }
     }
 
@@ -574,7 +592,9 @@ impl HttpResponse {
             buf.extend_from_slice(b"Connection: close\r\n");
         }
         buf.extend_from_slice(b"\r\n");
-        buf.extend_from_slice(&self.body);
+        if !self.head_only {
+            buf.extend_from_slice(&self.body);
+        }
         out.write_all(&buf)?;
         out.flush()
     }
