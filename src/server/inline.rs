@@ -3,13 +3,15 @@
 //! `logging/setLevel`, subscriptions and `server/discover`. Each is cheap
 //! and never blocks.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::caller::{Caller, Principal};
+use super::caller::Caller;
 use super::methods::Answer;
 use super::registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
 use super::scopes::ScopePolicy;
@@ -70,20 +72,34 @@ pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answe
 }
 
 pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
-    let hidden = |e: &ToolEntry, p: &ScopePolicy, who: Option<&Principal>| {
-        p.hides(who, &p.tools, &e.tool.name)
+    let scoped = Scoped::<ToolEntry> {
+        scopes: |p| &p.tools,
+        key: |e| &e.tool.name,
     };
-    let (tools, next_cursor) = list(session, caller, params, |r| &r.tools, hidden)?;
-    let tools = tools.iter().map(|e| e.tool.clone()).collect();
+    let (tools, next_cursor) = list(
+        session,
+        caller,
+        params,
+        |r| &r.tools,
+        scoped,
+        |e| e.tool.clone(),
+    )?;
     to_value(ListToolsResult { tools, next_cursor })
 }
 
 pub(crate) fn list_prompts(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
-    let hidden = |e: &PromptEntry, p: &ScopePolicy, who: Option<&Principal>| {
-        p.hides(who, &p.prompts, &e.prompt.name)
+    let scoped = Scoped::<PromptEntry> {
+        scopes: |p| &p.prompts,
+        key: |e| &e.prompt.name,
     };
-    let (prompts, next_cursor) = list(session, caller, params, |r| &r.prompts, hidden)?;
-    let prompts = prompts.iter().map(|e| e.prompt.clone()).collect();
+    let (prompts, next_cursor) = list(
+        session,
+        caller,
+        params,
+        |r| &r.prompts,
+        scoped,
+        |e| e.prompt.clone(),
+    )?;
     to_value(ListPromptsResult {
         prompts,
         next_cursor,
@@ -91,11 +107,18 @@ pub(crate) fn list_prompts(session: &Session, caller: &Caller, params: Option<Va
 }
 
 pub(crate) fn list_resources(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
-    let hidden = |e: &ResourceEntry, p: &ScopePolicy, who: Option<&Principal>| {
-        p.hides(who, &p.resources, &e.resource.uri)
+    let scoped = Scoped::<ResourceEntry> {
+        scopes: |p| &p.resources,
+        key: |e| &e.resource.uri,
     };
-    let (resources, next_cursor) = list(session, caller, params, |r| &r.resources, hidden)?;
-    let resources = resources.iter().map(|e| e.resource.clone()).collect();
+    let (resources, next_cursor) = list(
+        session,
+        caller,
+        params,
+        |r| &r.resources,
+        scoped,
+        |e| e.resource.clone(),
+    )?;
     to_value(ListResourcesResult {
         resources,
         next_cursor,
@@ -103,11 +126,18 @@ pub(crate) fn list_resources(session: &Session, caller: &Caller, params: Option<
 }
 
 pub(crate) fn list_templates(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
-    let hidden = |e: &TemplateEntry, p: &ScopePolicy, who: Option<&Principal>| {
-        p.hides(who, &p.templates, &e.template.uri_template)
+    let scoped = Scoped::<TemplateEntry> {
+        scopes: |p| &p.templates,
+        key: |e| &e.template.uri_template,
     };
-    let (templates, next_cursor) = list(session, caller, params, |r| &r.templates, hidden)?;
-    let resource_templates = templates.iter().map(|e| e.template.clone()).collect();
+    let (resource_templates, next_cursor) = list(
+        session,
+        caller,
+        params,
+        |r| &r.templates,
+        scoped,
+        |e| e.template.clone(),
+    )?;
     to_value(ListResourceTemplatesResult {
         resource_templates,
         next_cursor,
@@ -142,30 +172,35 @@ pub(crate) fn unsubscribe(session: &Session, _: &Caller, params: Option<Value>) 
     Ok(empty())
 }
 
+/// Where the scopes of a kind of item are (the policy's map, the item's
+/// key in it), for lists filtered by scope.
+struct Scoped<E> {
+    scopes: fn(&ScopePolicy) -> &HashMap<String, Vec<String>>,
+    key: fn(&E) -> &String,
+}
+
 /// One page of a registry list, read under the registry's lock, without
-/// the items `hidden` from the caller (when lists are filtered by scope).
-fn list<E>(
+/// the items the caller's scopes do not allow when lists are filtered.
+fn list<E, T>(
     session: &Session,
     caller: &Caller,
     params: Option<Value>,
     items: impl Fn(&Registry) -> &Vec<Arc<E>>,
-    hidden: impl Fn(&E, &ScopePolicy, Option<&Principal>) -> bool,
-) -> Result<(Vec<Arc<E>>, Option<String>), ErrorObject> {
+    Scoped { scopes, key }: Scoped<E>,
+    map: impl Fn(&E) -> T,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let params: PaginatedRequestParams = parse_params(params)?;
     let server = &session.server;
     let registry = server.registry.read();
     let all = items(&registry);
-    let principal = caller.principal.as_deref();
-    let policy = &server.scopes;
-    if !policy.filter_lists || principal.is_none() {
-        return page(all, params.cursor, server.config.page_size, Arc::clone);
-    }
-    let visible: Vec<Arc<E>> = all
-        .iter()
-        .filter(|e| !hidden(e, policy, principal))
-        .cloned()
-        .collect();
-    page(&visible, params.cursor, server.config.page_size, Arc::clone)
+    let (policy, principal) = (&server.scopes, caller.principal.as_deref());
+    let shown: Cow<'_, [Arc<E>]> = if policy.filter_lists && principal.is_some() {
+        let hidden = |e: &E| policy.hides(principal, scopes(policy), key(e));
+        Cow::Owned(all.iter().filter(|e| !hidden(e)).cloned().collect())
+    } else {
+        Cow::Borrowed(all)
+    };
+    page(&shown, params.cursor, server.config.page_size, |e| map(e))
 }
 
 /// One page of `items` from the opaque `cursor` (PAG-1, PAG-2).
@@ -173,7 +208,7 @@ fn page<E, T>(
     items: &[Arc<E>],
     cursor: Option<String>,
     size: usize,
-    map: impl Fn(&Arc<E>) -> T,
+    map: impl Fn(&E) -> T,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let start = match cursor {
         None => 0,
@@ -193,7 +228,7 @@ fn page<E, T>(
     } else {
         None
     };
-    Ok((items[start..end].iter().map(map).collect(), next))
+    Ok((items[start..end].iter().map(|e| map(e)).collect(), next))
 }
 
 pub(crate) fn empty() -> Value {
@@ -226,14 +261,14 @@ mod tests {
     #[test]
     fn pages_and_cursors() {
         let items: Vec<Arc<u32>> = (0..5).map(Arc::new).collect();
-        let (first, next) = page(&items, None, 2, |x| **x).unwrap();
+        let (first, next) = page(&items, None, 2, |x| *x).unwrap();
         assert_eq!(first, vec![0, 1]);
-        let (second, next) = page(&items, next, 2, |x| **x).unwrap();
+        let (second, next) = page(&items, next, 2, |x| *x).unwrap();
         assert_eq!(second, vec![2, 3]);
-        let (last, next) = page(&items, next, 2, |x| **x).unwrap();
+        let (last, next) = page(&items, next, 2, |x| *x).unwrap();
         assert_eq!((last, next), (vec![4], None));
-        let err = page(&items, Some("nope".into()), 2, |x| **x).unwrap_err();
+        let err = page(&items, Some("nope".into()), 2, |x| *x).unwrap_err();
         assert_eq!(err.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
-        assert!(page(&items, Some("o:9".into()), 2, |x| **x).is_err());
+        assert!(page(&items, Some("o:9".into()), 2, |x| *x).is_err());
     }
 }
