@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::caller::Caller;
 use super::envelope::decorate;
 use crate::jsonrpc::{ErrorObject, JsonObject, Request};
 use crate::protocol::CreateMessageResult;
@@ -348,8 +349,22 @@ fn request_arguments(request: &Request) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// MRTR-3, MRTR-5: the answers and state a retry carries.
-pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds, ErrorObject> {
+/// The caller a `requestState` is bound to (DESIGN-NOTES §11, MRTR-5):
+/// the principal's subject and client id, `null` without a principal.
+fn caller_binding(caller: &Caller) -> Value {
+    match caller.principal.as_deref() {
+        Some(p) => serde_json::json!([p.subject, p.client_id]),
+        None => Value::Null,
+    }
+}
+
+/// MRTR-3, MRTR-5: the answers and state a retry carries. A state minted
+/// for another request, or for another principal, is refused alike.
+pub(crate) fn read_rounds(
+    session: &Session,
+    request: &Request,
+    caller: &Caller,
+) -> Result<Rounds, ErrorObject> {
     let params = request.params.as_ref();
     let mut answers = match params.and_then(|p| p.get("inputResponses")) {
         None | Some(Value::Null) => JsonObject::new(),
@@ -369,9 +384,11 @@ pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds
                     ErrorObject::invalid_params(format!("invalid requestState: {}", e))
                 })?;
             let arguments = state.get("arguments").unwrap_or(&Value::Null);
+            let principal = state.get("principal").unwrap_or(&Value::Null);
             if state.get("method").and_then(Value::as_str) != Some(request.method.as_str())
                 || state.get("target") != Some(&request_target(request))
                 || *arguments != request_arguments(request)
+                || *principal != caller_binding(caller)
             {
                 return Err(ErrorObject::invalid_params(
                     "requestState belongs to another request",
@@ -395,7 +412,7 @@ pub(crate) fn read_rounds(session: &Session, request: &Request) -> Result<Rounds
 pub(crate) fn input_required(
     session: &Session,
     request: &Request,
-    rounds: &Rounds,
+    (rounds, caller): (&Rounds, &Caller),
 ) -> Result<Value, ErrorObject> {
     let mut input_requests = JsonObject::new();
     for (key, input) in rounds.asked.lock().iter() {
@@ -410,6 +427,7 @@ pub(crate) fn input_required(
         "arguments": request_arguments(request),
         "answers": rounds.answers,
         "user": rounds.current_user_state(),
+        "principal": caller_binding(caller),
     });
     let token = session
         .server

@@ -54,7 +54,7 @@ impl Job {
             );
         }
         let link = match envelope {
-            Some(envelope) => match input::read_rounds(&session, &request) {
+            Some(envelope) => match input::read_rounds(&session, &request, &caller) {
                 Ok(rounds) => ClientLink::Retry { envelope, rounds },
                 Err(error) => {
                     let arrival = (started, caller);
@@ -148,7 +148,7 @@ fn conclude(ctx: &RequestContext, request: &Request, outcome: Result<Value, Fail
         (Ok(value), ClientLink::Connection { .. }) => Ok(value),
         (Err(Failure::Rpc(error)), _) => Err(error),
         (Err(Failure::InputRequired), ClientLink::Retry { rounds, .. }) => {
-            input::input_required(&ctx.session, request, rounds)
+            input::input_required(&ctx.session, request, (rounds, &ctx.caller))
         }
         (Err(Failure::InputRequired), ClientLink::Connection { .. }) => Err(ErrorObject::internal(
             "the handler asked for input outside the 2026-07-28 era",

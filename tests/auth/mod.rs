@@ -9,10 +9,10 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 use tiny_mcp::{
-    CallToolResult, CompleteRequestParams, CompleteResult, Error, HandlerOutcome, HttpRefusal,
-    HttpRequestHead, HttpServer, Interceptor, JsonObject, Principal, ProtectedResource,
-    ReadResourceResult, RequestContext, RequestOutcome, ResourceContents, ResourceTemplate, Server,
-    TemplateVariables, TokenError, Tool,
+    CallToolResult, CompleteRequestParams, CompleteResult, ElicitRequestFormParams, Error,
+    HandlerOutcome, HttpRefusal, HttpRequestHead, HttpServer, InputRequest, Interceptor,
+    JsonObject, Principal, ProtectedResource, ReadResourceResult, RequestContext, RequestOutcome,
+    ResourceContents, ResourceTemplate, Server, TemplateVariables, TokenError, Tool,
 };
 
 use crate::support::http::{initialize_body, notification, rpc, send, Conn, Req, LATEST};
@@ -93,6 +93,14 @@ fn whoami(ctx: &RequestContext, _: JsonObject) -> Result<CallToolResult, Error> 
     Ok(CallToolResult::text(text.to_string()))
 }
 
+/// `ask`: one round of input (an elicitation), then the answer.
+fn ask(ctx: &RequestContext, _: JsonObject) -> Result<CallToolResult, Error> {
+    let form = ElicitRequestFormParams::new("name?", json!({"type": "object"}));
+    let answers = ctx.request_inputs(vec![("who".into(), InputRequest::elicit(form))])?;
+    let answer = answers.elicit_result("who")?;
+    Ok(CallToolResult::text(format!("{:?}", answer.action)))
+}
+
 struct Fixture {
     http: HttpServer,
     addr: SocketAddr,
@@ -120,7 +128,8 @@ fn serve_with(filter_lists: bool, per_principal: usize) -> Fixture {
     let server = Server::builder("auth-tests", "1")
         .tool(Tool::new("whoami", any.clone()), whoami)
         .tool(Tool::new("admin", any.clone()), whoami)
-        .tool(Tool::new("blocked", any), whoami)
+        .tool(Tool::new("blocked", any.clone()), whoami)
+        .tool(Tool::new("ask", any), ask)
         .resource_template(
             ResourceTemplate::new("secret://doc/{id}", "secret"),
             |_: &RequestContext, uri: &str, _: &TemplateVariables| {
@@ -524,8 +533,8 @@ fn lists_show_only_what_the_principal_may_use() {
             .collect();
         names
     };
-    assert_eq!(list("user"), ["whoami", "blocked"]);
-    assert_eq!(list("admin"), ["whoami", "admin", "blocked"]);
+    assert_eq!(list("user"), ["whoami", "blocked", "ask"]);
+    assert_eq!(list("admin"), ["whoami", "admin", "blocked", "ask"]);
 }
 
 // A refused request's body is skipped, so the connection carries the
@@ -862,4 +871,44 @@ fn a_principal_s_sessions_are_bounded_by_its_own_oldest() {
     assert_eq!(list(&first, "user"), 404, "alice's oldest session ended");
     assert_eq!((list(&second, "user"), list(&third, "user")), (200, 200));
     assert_eq!(list(&bob, "bob"), 200, "bob's session is untouched");
+}
+
+// DESIGN-NOTES §11, MRTR-5: a requestState is bound to the principal it
+// was minted for; another principal's retry with it is -32602.
+#[test]
+fn request_state_is_bound_to_its_principal() {
+    let f = serve(false);
+    let caps = json!({"elicitation": {"form": {}}});
+    let first = json!({"io.modelcontextprotocol/clientCapabilities": caps});
+    let asked = send(f.addr, &bearer(modern_call("ask", first), "user"), "ask");
+    let result = asked.rpc()["result"].clone();
+    assert_eq!(result["resultType"], "input_required", "{}", result);
+    let state = result["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_string();
+    let retry = |token: &str| {
+        let envelope = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        });
+        let params = json!({"name": "ask", "arguments": {}, "_meta": envelope,
+            "requestState": state,
+            "inputResponses": {"who": {"action": "decline"}}});
+        let req = Req::post(rpc(json!(2), "tools/call", params))
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "ask");
+        send(f.addr, &bearer(req, token), "the retry").rpc()
+    };
+    let stolen = retry("bob");
+    assert_eq!(stolen["error"]["code"], -32602, "{}", stolen);
+    let text = stolen["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        !text.contains("alice"),
+        "the refusal reveals nothing: {}",
+        text
+    );
+    let own = retry("user");
+    assert_eq!(own["result"]["content"][0]["text"], "Decline", "{}", own);
 }
