@@ -12,6 +12,7 @@
 mod support;
 
 mod auth;
+mod deploy;
 
 mod fixes;
 mod hardening;

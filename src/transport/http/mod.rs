@@ -103,6 +103,7 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
     pub(crate) max_sessions_per_principal: usize,
+    pub(crate) session_id_prefix: String,
     /// Authorization and the pre-request hooks (`gate.rs`).
     pub(crate) guards: gate::Guards,
 }
@@ -134,6 +135,7 @@ impl Default for HttpConfig {
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
             max_sessions_per_principal: 100,
+            session_id_prefix: String::new(),
             guards: gate::Guards::default(),
         }
     }

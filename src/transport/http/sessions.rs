@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::sse::{Stream, StreamSink};
-use super::{HttpConfig, Shared};
+use super::{HttpConfig, HttpServerBuilder, Shared};
 use crate::jsonrpc::RequestId;
 use crate::server::{Principal, Sink};
 use crate::session::{Closing, Session};
+use crate::Error;
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.
 pub(crate) struct HttpSession {
@@ -295,7 +296,7 @@ impl Shared {
 
     /// A new session, not yet registered (see [`Shared::register`]).
     pub(crate) fn new_session(&self, owner: Option<Arc<Principal>>) -> Arc<HttpSession> {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = format!("{}{}", self.config.session_id_prefix, uuid::Uuid::new_v4());
         let get_stream = Arc::new(Stream::new(
             0,
             None,
@@ -345,5 +346,32 @@ impl Shared {
             }
             None => false,
         }
+    }
+}
+
+impl HttpServerBuilder {
+    /// Starts every `Mcp-Session-Id` this instance mints with `prefix`
+    /// (e.g. `a1.`, then a UUID v4), a routing key the operator chooses,
+    /// so that a load balancer can send each 2025-11-25 request to the
+    /// instance that owns its session without a shared store (an nginx
+    /// `map` on the header). Another instance does not know the session and
+    /// answers 404, and the client starts a new one (HTTP-18). Defaults to
+    /// none.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) if
+    /// `prefix` is longer than 64 bytes or holds a character outside
+    /// visible ASCII (0x21 to 0x7E), which a session id may not (HTTP-16).
+    pub fn session_id_prefix(mut self, prefix: impl Into<String>) -> Result<Self, Error> {
+        let prefix = prefix.into();
+        if prefix.len() > 64 || !prefix.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err(Error::invalid_params(format!(
+                "a session id prefix is at most 64 visible ASCII characters, not {:?}",
+                prefix
+            )));
+        }
+        self.config.session_id_prefix = prefix;
+        Ok(self)
     }
 }
