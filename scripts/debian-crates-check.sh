@@ -16,7 +16,8 @@ log() { echo "debian-crates: $*" >&2; }
 die() { echo "Debian crates: FAILED ($*)"; exit 1; }
 PACKAGES="rustc cargo librust-serde-dev librust-serde+derive-dev librust-serde-json-dev
     librust-httparse-dev librust-crossbeam-channel-dev librust-parking-lot-dev
-    librust-uuid-dev librust-uuid+v4-dev librust-log-dev librust-tiny-http-dev"
+    librust-uuid-dev librust-uuid+v4-dev librust-log-dev librust-tiny-http-dev
+    librust-hmac-dev librust-sha2-dev"
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT" || die "cannot create $OUT"
@@ -61,6 +62,8 @@ export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"
 (cd "$WORK" && debian_cargo test) || die "cargo test"
+(cd "$WORK" && debian_cargo test --features sealed-state --lib) \
+    || die "cargo test --features sealed-state (hmac, sha2 from Debian)"
 log "resolved: $(grep -A1 -E '^name = "(serde|serde_json|uuid|log|httparse|parking_lot|crossbeam-channel)"$' \
     "$WORK/Cargo.lock" | grep version | tr -d '"' | awk '{print $3}' | tr '\n' ' ')"
 

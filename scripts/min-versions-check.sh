@@ -34,4 +34,6 @@ export CARGO_TARGET_DIR="$OUT/target"
 cargo build --lib --locked || die "cargo build --lib at the minimal versions"
 cargo test --no-run --locked || die "cargo test --no-run at the minimal versions"
 cargo test --lib --locked -q || die "unit tests at the minimal versions"
+cargo test --lib --locked -q --features sealed-state \
+    || die "unit tests with sealed-state at the minimal versions"
 echo "minimal versions: ok"

@@ -44,10 +44,12 @@ step() {
 
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
+step clippy-sealed-state cargo clippy --all-targets --features sealed-state -- -D warnings
 # The stdio tests run the example binaries: build them as programs first
 # (`--all-targets` alone builds examples as test harnesses only).
 step build-examples cargo build --examples
 step test cargo test --all-targets
+step test-sealed-state cargo test --features sealed-state --all-targets
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/code-size.py

@@ -155,6 +155,10 @@ pub use transport::http::{
     HttpRefusal, HttpRequestHead, ProtectedResource, TokenError, TokenVerifier,
 };
 
+// Several instances (feature `sealed-state`).
+#[cfg(feature = "sealed-state")]
+pub use server::SealedStateCodec;
+
 // Errors.
 pub use error::{Error, ErrorKind};
 

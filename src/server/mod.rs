@@ -15,6 +15,8 @@ pub(crate) mod methods;
 mod registry;
 mod run;
 mod scopes;
+#[cfg(feature = "sealed-state")]
+mod sealed;
 mod sink;
 mod uri_template;
 mod validate;
@@ -29,6 +31,8 @@ pub use handler::{
 pub use input::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
 pub use intercept::{HandlerOutcome, Interceptor};
 pub use registry::TemplateVariables;
+#[cfg(feature = "sealed-state")]
+pub use sealed::SealedStateCodec;
 
 pub(crate) use builder::Config;
 pub(crate) use caller::Caller;

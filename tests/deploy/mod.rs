@@ -54,3 +54,69 @@ fn session_ids_carry_the_instance_s_routing_key() {
         );
     }
 }
+
+/// `ask`: one round of input (an elicitation), then the answer's action.
+#[cfg(feature = "sealed-state")]
+fn asking_server(codec: tiny_mcp::SealedStateCodec) -> Server {
+    use tiny_mcp::{ElicitRequestFormParams, InputRequest};
+    Server::builder("deploy-tests", "1")
+        .tool(
+            Tool::new("ask", json!({"type": "object"})),
+            |ctx: &RequestContext, _: JsonObject| {
+                let form = ElicitRequestFormParams::new("name?", json!({"type": "object"}));
+                let asked = vec![("who".to_string(), InputRequest::elicit(form))];
+                let answer = ctx.request_inputs(asked)?.elicit_result("who")?;
+                Ok(CallToolResult::text(format!("{:?}", answer.action)))
+            },
+        )
+        .request_state_codec(codec)
+        .build()
+}
+
+/// A 2026-07-28 call of `ask`, with `extra` params (the retry's).
+#[cfg(feature = "sealed-state")]
+fn ask(extra: serde_json::Value) -> Req {
+    let mut params = json!({"name": "ask", "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        params[k] = v.clone();
+    }
+    Req::post(rpc(json!(1), "tools/call", params))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "ask")
+}
+
+// Item 1, MRTR-5: a retry may land on another instance that shares the
+// key ring; one with other keys refuses the state (-32602).
+#[cfg(feature = "sealed-state")]
+#[test]
+fn a_sealed_state_is_verified_by_any_instance_with_the_keys() {
+    use tiny_mcp::SealedStateCodec;
+    let ring = || vec![("k1".to_string(), vec![42u8; 32])];
+    let codec = || SealedStateCodec::new(ring()).expect("a ring");
+    let a = asking_server(codec())
+        .http()
+        .serve("127.0.0.1:0")
+        .expect("a");
+    let b = asking_server(codec())
+        .http()
+        .serve("127.0.0.1:0")
+        .expect("b");
+    let other = SealedStateCodec::new(vec![("k1".to_string(), vec![7u8; 32])]).expect("ring");
+    let c = asking_server(other).http().serve("127.0.0.1:0").expect("c");
+    let first = send(a.local_addr(), &ask(json!({})), "ask on a").rpc();
+    let state = first["result"]["requestState"].clone();
+    assert!(
+        state.as_str().map_or(false, |s| s.starts_with("v1.k1.")),
+        "{}",
+        first
+    );
+    let retry = ask(json!({"requestState": state,
+        "inputResponses": {"who": {"action": "decline"}}}));
+    let done = send(b.local_addr(), &retry, "the retry on b").rpc();
+    assert_eq!(done["result"]["content"][0]["text"], "Decline", "{}", done);
+    let refused = send(c.local_addr(), &retry, "the retry on c").rpc();
+    assert_eq!(refused["error"]["code"], -32602, "{}", refused);
+}
