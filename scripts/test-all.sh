@@ -49,7 +49,10 @@ step clippy-sealed-state cargo clippy --all-targets --features sealed-state -- -
 # (`--all-targets` alone builds examples as test harnesses only).
 step build-examples cargo build --examples
 step test cargo test --all-targets
-step test-sealed-state cargo test --features sealed-state --all-targets
+# The same with the sealed-state feature, examples included (then the
+# steps below rebuild the default example).
+step test-sealed-state bash -c \
+    'cargo build --features sealed-state --examples && cargo test --features sealed-state --all-targets'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/code-size.py

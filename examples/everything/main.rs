@@ -81,6 +81,7 @@ use tiny_mcp::{
 };
 
 mod auth;
+mod deploy;
 
 // ---------------------------------------------------------------------------
 // Fixed data
@@ -112,6 +113,7 @@ static CANCELLED_HANDLERS: AtomicUsize = AtomicUsize::new(0);
 
 const USAGE: &str = "\
 usage: everything [--stdio | --http ADDR [--auth-demo | --introspect URL] [--auth-issuer URL]]
+                  [--instance NAME] [--session-prefix P] [--state-key-file F]
 
 The tiny-mcp example server with every conformance tool, resource and prompt.
 
@@ -125,6 +127,12 @@ options:
                      introspection at URL (http:// only)
   --auth-issuer URL  the authorization server the metadata names
                      (default http://127.0.0.1:9000)
+  --instance NAME    name this instance in session_info and an Mcp-Instance
+                     header on every HTTP response
+  --session-prefix P start the ids of the sessions it mints with P (a
+                     routing key for a load balancer)
+  --state-key-file F seal requestState with the keys in F (one hex key per
+                     line, newest first; needs --features sealed-state)
   -h, --help         print this help
 
 With authorization every request needs the scope mcp:tools, and the tool
@@ -136,6 +144,7 @@ struct Options {
     http: Option<String>,
     auth: Option<auth::Auth>,
     issuer: String,
+    deploy: deploy::Deploy,
 }
 
 /// Parses the arguments; `Err` with a message for anything unknown.
@@ -144,6 +153,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         http: None,
         auth: None,
         issuer: "http://127.0.0.1:9000".into(),
+        deploy: deploy::Deploy::default(),
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -158,6 +168,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--auth-demo" => options.auth = Some(auth::Auth::Demo),
             "--introspect" => options.auth = Some(auth::Auth::Introspect(value()?)),
             "--auth-issuer" => options.issuer = value()?,
+            "--instance" => options.deploy.instance = Some(value()?),
+            "--session-prefix" => options.deploy.session_prefix = Some(value()?),
+            "--state-key-file" => options.deploy.state_key_file = Some(value()?),
             other => return Err(format!("unknown argument: {}", other)),
         }
     }
@@ -218,7 +231,10 @@ fn main() {
         }
     };
     let protected = options.auth.is_some();
-    let server = build_server(protected);
+    let server = match options.deploy.server(everything()) {
+        Ok(builder) => build_server(builder, protected),
+        Err(err) => exit_with_error(&err),
+    };
     let addr = match options.http {
         None => {
             if let Err(err) = server.serve_stdio() {
@@ -228,7 +244,10 @@ fn main() {
         }
         Some(addr) => addr,
     };
-    let mut http = server.http();
+    let mut http = match options.deploy.http(server.http()) {
+        Ok(http) => http,
+        Err(err) => exit_with_error(&err),
+    };
     if let Some(how) = options.auth {
         let resource = format!("http://{}/mcp", addr);
         http = http.protect(auth::protected(how, &resource, &options.issuer));
@@ -259,10 +278,9 @@ fn exit_with_error(err: &Error) -> ! {
     process::exit(1);
 }
 
-/// The server, with everything registered; `protected` adds `admin_echo`
-/// and the scopes of `auth.rs`.
-fn build_server(protected: bool) -> Server {
-    let builder = everything();
+/// The server from `builder` (everything registered); `protected` adds
+/// `admin_echo` and the scopes of `auth.rs`.
+fn build_server(builder: ServerBuilder, protected: bool) -> Server {
     if protected {
         auth::scoped(builder).build()
     } else {
@@ -1422,6 +1440,7 @@ fn session_info(ctx: &RequestContext, _args: JsonObject) -> Result<CallToolResul
         Value::from(CANCELLED_HANDLERS.load(Ordering::SeqCst)),
     );
     info.insert("principal".into(), auth::principal_info(ctx));
+    info.insert("instance".into(), Value::from(deploy::instance()));
     let text = serde_json::to_string_pretty(&Value::Object(info))?;
     Ok(CallToolResult::text(text))
 }

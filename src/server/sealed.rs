@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
 use serde_json::Value;
-use sha2::Sha256;
+use sha2::{Digest, Sha256};
 
 use super::input::RequestStateCodec;
 use crate::Error;
@@ -114,6 +114,29 @@ impl SealedStateCodec {
             keys,
             ttl: Duration::from_secs(600),
         })
+    }
+
+    /// A codec whose keys (newest first) are named by their digest: the
+    /// first 8 bytes of SHA-256 over `tiny-mcp key id` and the key, in
+    /// hex. Every instance given the same keys names them alike, in any
+    /// order, and the id says nothing useful of the key.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn from_keys(keys: Vec<Vec<u8>>) -> Result<SealedStateCodec, Error> {
+        let named = keys
+            .into_iter()
+            .map(|key| {
+                let digest = Sha256::new()
+                    .chain_update(b"tiny-mcp key id")
+                    .chain_update(&key)
+                    .finalize();
+                let id: String = digest[..8].iter().map(|b| format!("{:02x}", b)).collect();
+                (id, key)
+            })
+            .collect();
+        SealedStateCodec::new(named)
     }
 
     /// Sets how long a token is valid. Defaults to 10 minutes.
@@ -344,6 +367,20 @@ mod tests {
         );
         let error = codec.decode(&past).unwrap_err().to_string();
         assert!(error.contains("expired"), "{}", error);
+    }
+
+    #[test]
+    fn keys_named_by_their_digest() {
+        let a = SealedStateCodec::from_keys(vec![vec![1; 32], vec![2; 32]]).unwrap();
+        let b = SealedStateCodec::from_keys(vec![vec![2; 32]]).unwrap();
+        assert_eq!(a.keys[1].0, b.keys[0].0, "the same key, the same id");
+        assert_eq!(a.keys[0].0.len(), 16);
+        let token = b.encode(&json!("s")).unwrap();
+        assert_eq!(
+            a.decode(&token).unwrap(),
+            json!("s"),
+            "rotated: the old key verifies"
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ use tiny_mcp::{
 };
 
 use crate::support::http::{initialize_body, notification, rpc, send, Conn, Req, LATEST};
+use crate::support::Example;
 
 const MODERN: &str = "2026-07-28";
 
@@ -579,59 +580,6 @@ fn a_protected_resource_needs_an_authorization_server() {
         "{}",
         error
     );
-}
-
-/// The `everything` example serving HTTP with `args`; killed on drop.
-struct Example {
-    child: std::process::Child,
-    addr: SocketAddr,
-}
-
-impl Example {
-    /// Starts it on a free port and waits (at most 10 s) until it says it
-    /// is serving.
-    fn start(args: &[&str]) -> Example {
-        use std::io::BufRead;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let path = crate::support::example_path("everything");
-        let mut child = std::process::Command::new(&path)
-            .arg("--http")
-            .arg(addr.to_string())
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {}", path.display(), e));
-        let stderr = child.stderr.take().expect("stderr");
-        let (ready, serving) = crossbeam_channel::bounded(1);
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if line.contains("serving MCP on") {
-                    let _ = ready.send(());
-                }
-            }
-        });
-        let example = Example { child, addr };
-        serving
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the example did not start serving");
-        example
-    }
-}
-
-impl Drop for Example {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Calls `tool` with `arguments` in the 2026-07-28 era with `token`.

@@ -120,3 +120,107 @@ fn a_sealed_state_is_verified_by_any_instance_with_the_keys() {
     let refused = send(c.local_addr(), &retry, "the retry on c").rpc();
     assert_eq!(refused["error"]["code"], -32602, "{}", refused);
 }
+
+// Item 5: a header on every response names the instance that answered,
+// on whole answers and event streams alike.
+#[test]
+fn every_response_can_name_its_instance() {
+    let http = server()
+        .http()
+        .response_header("Mcp-Instance", "a1")
+        .expect("a valid header")
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let json = send(http.local_addr(), &init, "initialize as JSON");
+    assert_eq!(json.header("mcp-instance"), Some("a1"));
+    let sse = init.header("Accept", "text/event-stream");
+    let stream = send(http.local_addr(), &sse, "initialize as one event");
+    assert!(stream.head.is_sse(), "{:?}", stream.head);
+    assert_eq!(stream.header("mcp-instance"), Some("a1"));
+    let missing = send(http.local_addr(), &Req::to("GET", "/other"), "a 404");
+    assert_eq!(missing.header("mcp-instance"), Some("a1"));
+    for (name, value) in [("Bad Name", "v"), ("X-A", "a\r\nb"), ("Content-Type", "x")].iter() {
+        assert!(
+            server().http().response_header(*name, *value).is_err(),
+            "{}",
+            name
+        );
+    }
+}
+
+// Item 5: two instances of the example started with one key file, their
+// names and routing keys: a multi-round call begun on one completes on
+// the other, and each says who answered.
+#[cfg(feature = "sealed-state")]
+#[test]
+fn example_instances_share_sealed_state() {
+    use crate::support::Example;
+    let dir = std::env::temp_dir().join(format!("tiny-mcp-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let keys = dir.join("keys");
+    let key: String = (0..32).map(|i| format!("{:02x}", i * 7 % 256)).collect();
+    std::fs::write(&keys, format!("# newest first\n{}\n", key)).expect("the key file");
+    let keys = keys.to_string_lossy().to_string();
+    let a = Example::start(&[
+        "--instance",
+        "a",
+        "--session-prefix",
+        "a.",
+        "--state-key-file",
+        &keys,
+    ]);
+    let b = Example::start(&[
+        "--instance",
+        "b",
+        "--session-prefix",
+        "b.",
+        "--state-key-file",
+        &keys,
+    ]);
+    let tool = "test_input_required_result_elicitation";
+    let call = |extra: serde_json::Value| {
+        let mut params = json!({"name": tool, "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            params[k] = v.clone();
+        }
+        Req::post(rpc(json!(1), "tools/call", params))
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", tool)
+    };
+    let first = send(a.addr, &call(json!({})), "the first round on a");
+    assert_eq!(first.header("mcp-instance"), Some("a"));
+    let result = first.rpc()["result"].clone();
+    let keys_asked: Vec<String> = result["inputRequests"]
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    assert_eq!(keys_asked.len(), 1, "{}", result);
+    let mut answers = serde_json::Map::new();
+    answers.insert(
+        keys_asked[0].clone(),
+        json!({"action": "accept", "content": {"name": "Ada"}}),
+    );
+    let retry = call(json!({"requestState": result["requestState"], "inputResponses": answers}));
+    let done = send(b.addr, &retry, "the retry on b");
+    assert_eq!(done.header("mcp-instance"), Some("b"));
+    assert_eq!(
+        done.rpc()["result"]["content"][0]["text"],
+        "Hello, Ada!",
+        "{}",
+        done.rpc()
+    );
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let id = send(b.addr, &init, "a session on b")
+        .header("mcp-session-id")
+        .map(str::to_string);
+    assert!(
+        id.as_deref().map_or(false, |id| id.starts_with("b.")),
+        "{:?}",
+        id
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -392,3 +392,61 @@ pub fn is_response(message: &Value) -> bool {
     message.get("method").is_none()
         && (message.get("result").is_some() || message.get("error").is_some())
 }
+
+// ---------------------------------------------------------------------------
+// The example serving HTTP in a child process
+// ---------------------------------------------------------------------------
+
+/// The `everything` example serving HTTP with `args`; killed on drop.
+pub struct Example {
+    child: std::process::Child,
+    /// Where it serves.
+    pub addr: std::net::SocketAddr,
+}
+
+impl Example {
+    /// Starts it on a free port and waits (at most 10 s) until it says it
+    /// is serving.
+    pub fn start(args: &[&str]) -> Example {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        let path = crate::support::example_path("everything");
+        let mut child = std::process::Command::new(&path)
+            .arg("--http")
+            .arg(addr.to_string())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {}", path.display(), e));
+        let stderr = child.stderr.take().expect("stderr");
+        let (ready, serving) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.contains("serving MCP on") {
+                    let _ = ready.send(());
+                }
+            }
+        });
+        let example = Example { child, addr };
+        serving
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the example did not start serving");
+        example
+    }
+}
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -160,7 +160,9 @@ pub(crate) fn write(
     config: &HttpConfig,
 ) -> io::Result<()> {
     match answer {
-        Answer::Whole(response) => response.write_to(out, peer.keep_alive),
+        Answer::Whole(response) => {
+            response.write_to(out, peer.keep_alive, &config.response_headers)
+        }
         Answer::Stream(stream) => write_events(stream, out, peer.for_stream(), config),
     }
 }
@@ -192,8 +194,15 @@ impl Peer {
         }
     }
 
-    fn sse_head(self, headers: &[(&'static str, String)]) -> Vec<u8> {
-        wire::sse_head(headers, self.keep_alive, self.chunked)
+    fn sse_head(self, headers: &[(&'static str, String)], config: &HttpConfig) -> Vec<u8> {
+        let mut head = wire::sse_head(headers, self.keep_alive, self.chunked);
+        // Before the blank line: the program's headers of every response.
+        head.truncate(head.len() - 2);
+        for (name, value) in &config.response_headers {
+            head.extend_from_slice(format!("{}: {}\r\n", name, value).as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        head
     }
 
     fn chunk(self, buf: &mut Vec<u8>, data: &[u8]) {
@@ -231,7 +240,7 @@ fn write_events(
         guard: _guard,
     } = stream;
     let mut pending = match framing {
-        Framing::JsonWhenDone => return json_when_done(&receiver, out, keep_alive),
+        Framing::JsonWhenDone => return json_when_done(&receiver, out, keep_alive, config),
         Framing::Plain {
             json_if_first: true,
         } => match first_message(&receiver, out, &on_close) {
@@ -239,19 +248,24 @@ fn write_events(
                 closed(on_close);
                 return Err(e);
             }
-            Ok(First::Ended) => return HttpResponse::new(204).write_to(out, keep_alive),
+            Ok(First::Ended) => {
+                return HttpResponse::new(204).write_to(out, keep_alive, &config.response_headers)
+            }
             Ok(First::Response(json, kind)) => {
                 let status = status_for(kind);
-                return HttpResponse::json(status, json.as_bytes().to_vec())
-                    .write_to(out, keep_alive);
+                return HttpResponse::json(status, json.as_bytes().to_vec()).write_to(
+                    out,
+                    keep_alive,
+                    &config.response_headers,
+                );
             }
             Ok(First::Other(json)) => {
-                let mut head = peer.sse_head(&headers);
+                let mut head = peer.sse_head(&headers, config);
                 peer.chunk(&mut head, &sse::frame_event_plain(&json));
                 head
             }
         },
-        _ => peer.sse_head(&headers),
+        _ => peer.sse_head(&headers, config),
     };
     let ids = match &framing {
         Framing::WithIds {
@@ -379,7 +393,9 @@ fn json_when_done(
     receiver: &Receiver<Outgoing>,
     out: &mut &TcpStream,
     keep_alive: bool,
+    config: &HttpConfig,
 ) -> io::Result<()> {
+    let common = &config.response_headers;
     let mut last = None;
     // Ends with the stream: after the response, on a cancel, or when the
     // session closes.
@@ -395,9 +411,11 @@ fn json_when_done(
         }
     }
     match last {
-        Some(json) => HttpResponse::json(200, json.as_bytes().to_vec()).write_to(out, keep_alive),
+        Some(json) => {
+            HttpResponse::json(200, json.as_bytes().to_vec()).write_to(out, keep_alive, common)
+        }
         // Cancelled: no JSON-RPC response exists (CAN-1).
-        None => HttpResponse::new(204).write_to(out, keep_alive),
+        None => HttpResponse::new(204).write_to(out, keep_alive, common),
     }
 }
 

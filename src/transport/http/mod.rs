@@ -104,6 +104,7 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes: usize,
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) session_id_prefix: String,
+    pub(crate) response_headers: Vec<(String, String)>,
     /// Authorization and the pre-request hooks (`gate.rs`).
     pub(crate) guards: gate::Guards,
 }
@@ -136,6 +137,7 @@ impl Default for HttpConfig {
             max_retained_bytes: 256 * 1024 * 1024,
             max_sessions_per_principal: 100,
             session_id_prefix: String::new(),
+            response_headers: Vec::new(),
             guards: gate::Guards::default(),
         }
     }

@@ -374,4 +374,44 @@ impl HttpServerBuilder {
         self.config.session_id_prefix = prefix;
         Ok(self)
     }
+
+    /// Adds header `name: value` to every response, e.g. the instance that
+    /// answered behind a load balancer (`Mcp-Instance: a1`). Added in
+    /// order, after the crate's own headers.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) if
+    /// `name` is not an HTTP token, `value` holds a control character, or
+    /// the header is one the crate sets itself (framing, `Content-Type`,
+    /// `Mcp-Session-Id`, `WWW-Authenticate`).
+    pub fn response_header(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, Error> {
+        let (name, value) = (name.into(), value.into());
+        let token = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let reserved = [
+            "content-length",
+            "content-type",
+            "connection",
+            "transfer-encoding",
+            "mcp-session-id",
+            "www-authenticate",
+        ]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n));
+        if !token || reserved || value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(Error::invalid_params(format!(
+                "{:?} cannot be a response header",
+                name
+            )));
+        }
+        self.config.response_headers.push((name, value));
+        Ok(self)
+    }
 }

@@ -573,7 +573,12 @@ impl HttpResponse {
     }
 
     /// Writes the response; `keep_alive` false adds `Connection: close`.
-    pub(crate) fn write_to(&self, out: &mut impl Write, keep_alive: bool) -> io::Result<()> {
+    pub(crate) fn write_to(
+        &self,
+        out: &mut impl Write,
+        keep_alive: bool,
+        common: &[(String, String)],
+    ) -> io::Result<()> {
         let mut buf = Vec::with_capacity(160 + self.body.len());
         write!(
             buf,
@@ -585,7 +590,7 @@ impl HttpResponse {
         for (name, value) in &self.headers {
             write!(buf, "{}: {}\r\n", name, value)?;
         }
-        for (name, value) in &self.extra {
+        for (name, value) in self.extra.iter().chain(common) {
             write!(buf, "{}: {}\r\n", name, value)?;
         }
         if !keep_alive {
