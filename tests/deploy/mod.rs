@@ -76,7 +76,14 @@ fn asking_server(codec: tiny_mcp::SealedStateCodec) -> Server {
 /// A 2026-07-28 call of `ask`, with `extra` params (the retry's).
 #[cfg(feature = "sealed-state")]
 fn ask(extra: serde_json::Value) -> Req {
-    let mut params = json!({"name": "ask", "arguments": {}, "_meta": {
+    call_tool("ask", extra)
+}
+
+/// A 2026-07-28 call of `tool` from a client that can elicit, with `extra`
+/// params.
+#[cfg(feature = "sealed-state")]
+fn call_tool(tool: &str, extra: serde_json::Value) -> Req {
+    let mut params = json!({"name": tool, "arguments": {}, "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
     for (k, v) in extra.as_object().into_iter().flatten() {
@@ -85,7 +92,7 @@ fn ask(extra: serde_json::Value) -> Req {
     Req::post(rpc(json!(1), "tools/call", params))
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "ask")
+        .header("Mcp-Name", tool)
 }
 
 // Item 1, MRTR-5: a retry may land on another instance that shares the
@@ -179,18 +186,7 @@ fn example_instances_share_sealed_state() {
         &keys,
     ]);
     let tool = "test_input_required_result_elicitation";
-    let call = |extra: serde_json::Value| {
-        let mut params = json!({"name": tool, "arguments": {}, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}});
-        for (k, v) in extra.as_object().into_iter().flatten() {
-            params[k] = v.clone();
-        }
-        Req::post(rpc(json!(1), "tools/call", params))
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", tool)
-    };
+    let call = |extra| call_tool(tool, extra);
     let first = send(a.addr, &call(json!({})), "the first round on a");
     assert_eq!(first.header("mcp-instance"), Some("a"));
     let result = first.rpc()["result"].clone();

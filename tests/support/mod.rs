@@ -439,7 +439,7 @@ impl Example {
         let example = Example { child, addr };
         serving
             .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("the example did not start serving");
+            .expect("the example did not start serving (build it with the features of this test run: cargo build --examples [--features …])");
         example
     }
 }

@@ -103,19 +103,7 @@ impl HttpRefusal {
     /// `Transfer-Encoding` are the crate's and dropped too.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> HttpRefusal {
         let (name, value) = (name.into(), value.into());
-        let token = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        let framing = [
-            "content-length",
-            "content-type",
-            "connection",
-            "transfer-encoding",
-        ]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n));
-        if !token || framing || value.chars().any(|c| c.is_control() && c != '\t') {
+        if !may_add_header(&name, &value, &[]) {
             log::warn!("dropping the refusal header {:?}", name);
         } else {
             self.headers.push((name, value));
@@ -149,6 +137,28 @@ impl HttpRefusal {
         response.extra = self.headers;
         response
     }
+}
+
+/// `true` if a program may add header `name: value` to a response: `name`
+/// is an HTTP token (RFC 9110 §5.6.2), `value` has no control character
+/// but tab (no response splitting), and neither the crate's framing
+/// headers nor `reserved` are named.
+pub(crate) fn may_add_header(name: &str, value: &str, reserved: &[&str]) -> bool {
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    let framing = [
+        "content-length",
+        "content-type",
+        "connection",
+        "transfer-encoding",
+    ];
+    let taken = framing
+        .iter()
+        .chain(reserved)
+        .any(|n| name.eq_ignore_ascii_case(n));
+    token && !taken && !value.chars().any(|c| c.is_control() && c != '\t')
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use super::head::may_add_header;
 use super::sse::{Stream, StreamSink};
 use super::{HttpConfig, HttpServerBuilder, Shared};
 use crate::jsonrpc::RequestId;
@@ -391,21 +392,7 @@ impl HttpServerBuilder {
         value: impl Into<String>,
     ) -> Result<Self, Error> {
         let (name, value) = (name.into(), value.into());
-        let token = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        let reserved = [
-            "content-length",
-            "content-type",
-            "connection",
-            "transfer-encoding",
-            "mcp-session-id",
-            "www-authenticate",
-        ]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n));
-        if !token || reserved || value.chars().any(|c| c.is_control() && c != '\t') {
+        if !may_add_header(&name, &value, &["mcp-session-id", "www-authenticate"]) {
             return Err(Error::invalid_params(format!(
                 "{:?} cannot be a response header",
                 name
