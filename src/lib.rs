@@ -155,9 +155,10 @@ pub use transport::http::{
     HttpRefusal, HttpRequestHead, ProtectedResource, TokenError, TokenVerifier,
 };
 
-// Several instances (feature `sealed-state`).
+// Several instances.
 #[cfg(feature = "sealed-state")]
 pub use server::SealedStateCodec;
+pub use server::{Change, ChangeBus, ChangeEvent};
 
 // Errors.
 pub use error::{Error, ErrorKind};

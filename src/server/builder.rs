@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 
+use super::bus::ChangeBus;
 use super::envelope::CacheHints;
 use super::handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
@@ -70,6 +71,7 @@ pub struct ServerBuilder {
     offer: Offered,
     scopes: ScopePolicy,
     interceptors: Vec<Box<dyn Interceptor>>,
+    bus: Option<Box<dyn ChangeBus>>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -95,6 +97,7 @@ impl ServerBuilder {
             offer: Offered::default(),
             scopes: ScopePolicy::default(),
             interceptors: Vec::new(),
+            bus: None,
         }
     }
 
@@ -164,6 +167,16 @@ impl ServerBuilder {
         hook: impl Fn(&RequestOutcome) + Send + Sync + 'static,
     ) -> Self {
         self.on_request_finished = Some(Box::new(hook));
+        self
+    }
+
+    /// Publishes this instance's changes (list changes, resource updates)
+    /// to the other instances behind a load balancer (see [`ChangeBus`]);
+    /// feed theirs in with
+    /// [`ServerHandle::apply_change`](crate::ServerHandle::apply_change).
+    /// Defaults to none: changes reach this instance's clients only.
+    pub fn change_bus(mut self, bus: impl ChangeBus) -> Self {
+        self.bus = Some(Box::new(bus));
         self
     }
 
@@ -414,6 +427,8 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Box::new(ServerStateStore::default())),
                 scopes: self.scopes,
                 interceptors: self.interceptors,
+                bus: self.bus,
+                instance_id: uuid::Uuid::new_v4().to_string(),
             }),
         }
     }

@@ -2,6 +2,7 @@
 //! serving.
 
 mod builder;
+mod bus;
 mod caller;
 mod context;
 pub(crate) mod dispatch;
@@ -22,6 +23,7 @@ mod uri_template;
 mod validate;
 
 pub use builder::ServerBuilder;
+pub use bus::{Change, ChangeBus, ChangeEvent};
 pub use caller::{HttpHeaders, Principal, TraceContext};
 pub use context::RequestContext;
 pub use envelope::CacheScope;
@@ -51,7 +53,7 @@ use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, Message};
-use crate::protocol::{notifications, Implementation, Prompt, Resource, ServerCapabilities, Tool};
+use crate::protocol::{Implementation, Prompt, Resource, ServerCapabilities, Tool};
 use crate::session::Session;
 use builder::RequestHook;
 use registry::Registry;
@@ -152,6 +154,10 @@ pub(crate) struct ServerInner {
     pub(crate) state_codec: Box<dyn RequestStateCodec>,
     pub(crate) scopes: scopes::ScopePolicy,
     pub(crate) interceptors: Vec<Box<dyn intercept::Interceptor>>,
+    /// Where this instance's changes go ([`ChangeBus`]); `None`: nowhere.
+    pub(crate) bus: Option<Box<dyn ChangeBus>>,
+    /// The `origin` of the events this instance publishes.
+    pub(crate) instance_id: String,
 }
 
 impl ServerInner {
@@ -359,27 +365,22 @@ impl ServerHandle {
     }
 
     /// Sends `notifications/tools/list_changed` to every session and every
-    /// listen stream that asked for it.
+    /// listen stream that asked for it, here and (through the
+    /// [`ChangeBus`]) on the other instances.
     pub fn notify_tools_list_changed(&self) {
-        self.inner
-            .broadcast(notifications::TOOLS_LIST_CHANGED, None);
-        self.inner.listen.notify(listen::Change::Tools);
+        self.change(Change::ToolsListChanged);
     }
 
     /// Sends `notifications/prompts/list_changed` to every session and
-    /// every listen stream that asked for it.
+    /// every listen stream that asked for it, on every instance.
     pub fn notify_prompts_list_changed(&self) {
-        self.inner
-            .broadcast(notifications::PROMPTS_LIST_CHANGED, None);
-        self.inner.listen.notify(listen::Change::Prompts);
+        self.change(Change::PromptsListChanged);
     }
 
     /// Sends `notifications/resources/list_changed` to every session and
-    /// every listen stream that asked for it.
+    /// every listen stream that asked for it, on every instance.
     pub fn notify_resources_list_changed(&self) {
-        self.inner
-            .broadcast(notifications::RESOURCES_LIST_CHANGED, None);
-        self.inner.listen.notify(listen::Change::Resources);
+        self.change(Change::ResourcesListChanged);
     }
 
     /// Ends every `subscriptions/listen` stream gracefully: each gets its
@@ -389,18 +390,10 @@ impl ServerHandle {
     }
 
     /// Sends `notifications/resources/updated {uri}` to the sessions that
-    /// subscribed to `uri` (RES-3) and the listen streams that name it.
+    /// subscribed to `uri` (RES-3) and the listen streams that name it, on
+    /// every instance.
     pub fn notify_resource_updated(&self, uri: &str) {
-        self.inner.listen.notify(listen::Change::Updated(uri));
-        for session in self.inner.live_sessions() {
-            let subscribed = session.state.lock().subscriptions.contains(uri);
-            if subscribed {
-                session.send_unrelated(Message::notification(
-                    notifications::RESOURCES_UPDATED,
-                    Some(serde_json::json!({ "uri": uri })),
-                ));
-            }
-        }
+        self.change(Change::ResourceUpdated(uri.to_string()));
     }
 }
 

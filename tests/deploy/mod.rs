@@ -220,3 +220,43 @@ fn example_instances_share_sealed_state() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server whose changes go, as JSON, into `bus` (as a pub/sub bus
+/// would carry them to every instance, this one included).
+fn on_bus(bus: crossbeam_channel::Sender<String>) -> Server {
+    Server::builder("deploy-tests", "1")
+        .offer_tools()
+        .change_bus(move |event: &tiny_mcp::ChangeEvent| {
+            let _ = bus.send(event.to_json());
+        })
+        .build()
+}
+
+// Item 2: a change made on one instance reaches the clients of another
+// through the bus; an instance drops its own events when they come back
+// (no loops, no duplicates).
+#[test]
+fn changes_travel_between_instances_without_loops() {
+    use tiny_mcp::ChangeEvent;
+    let (bus, published) = crossbeam_channel::unbounded();
+    let a = on_bus(bus.clone());
+    let b = on_bus(bus);
+    let mut on_b = crate::support::connect(&b, json!({}));
+    a.handle().notify_tools_list_changed();
+    let wire = published
+        .recv_timeout(crate::support::WAIT)
+        .expect("a's change was published");
+    let event = ChangeEvent::from_json(&wire).expect("an event");
+    assert_eq!(event.origin, a.handle().instance_id());
+    assert!(!a.handle().apply_change(&event), "a drops its own event");
+    assert!(b.handle().apply_change(&event), "b delivers it");
+    let heard = on_b
+        .recv_timeout(crate::support::WAIT)
+        .expect("b's client heard of the change");
+    assert!(
+        format!("{:?}", heard).contains("notifications/tools/list_changed"),
+        "{:?}",
+        heard
+    );
+    assert!(published.try_recv().is_err(), "applying publishes nothing");
+}
