@@ -220,6 +220,16 @@ impl Peer {
     }
 }
 
+/// Writes a whole response with the program's headers of every response.
+fn whole(
+    response: HttpResponse,
+    out: &mut &TcpStream,
+    keep_alive: bool,
+    config: &HttpConfig,
+) -> io::Result<()> {
+    response.write_to(out, keep_alive, &config.response_headers)
+}
+
 /// The one SSE writer: frames the stream's messages as they come, batching
 /// what is queued into one write, with keepalive comments, until the stream
 /// ends; then ends the response. When the client goes away, does what
@@ -248,16 +258,10 @@ fn write_events(
                 closed(on_close);
                 return Err(e);
             }
-            Ok(First::Ended) => {
-                return HttpResponse::new(204).write_to(out, keep_alive, &config.response_headers)
-            }
+            Ok(First::Ended) => return whole(HttpResponse::new(204), out, keep_alive, config),
             Ok(First::Response(json, kind)) => {
-                let status = status_for(kind);
-                return HttpResponse::json(status, json.as_bytes().to_vec()).write_to(
-                    out,
-                    keep_alive,
-                    &config.response_headers,
-                );
+                let response = HttpResponse::json(status_for(kind), json.as_bytes().to_vec());
+                return whole(response, out, keep_alive, config);
             }
             Ok(First::Other(json)) => {
                 let mut head = peer.sse_head(&headers, config);
