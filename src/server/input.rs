@@ -15,7 +15,7 @@
 //! expiring key; [`RequestStateCodec`] lets a program authenticate the state
 //! itself instead, e.g. with a MAC under a key shared by several instances.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -174,6 +174,9 @@ pub struct ServerStateStore {
 #[derive(Default)]
 struct Entries {
     map: HashMap<String, (Instant, usize, Value)>,
+    /// The keys in the order they were stored, which is the order they
+    /// expire in: the oldest go first in O(1), never by a scan.
+    order: VecDeque<String>,
     bytes: usize,
 }
 
@@ -220,24 +223,26 @@ impl Default for ServerStateStore {
 
 impl Entries {
     /// Drops expired entries, then the oldest, until `size` more bytes
-    /// and one more entry fit.
+    /// and one more entry fit. Amortized O(1) per stored state.
     fn make_room(&mut self, size: usize, store: &ServerStateStore, now: Instant) {
         let full =
             |e: &Entries| e.map.len() >= store.max_entries || e.bytes + size > store.max_bytes;
-        if full(self) {
-            let ttl = store.ttl;
-            self.map
-                .retain(|_, (at, _, _)| now.duration_since(*at) < ttl);
-            self.bytes = self.map.values().map(|(_, n, _)| n).sum();
-        }
-        while full(self) && !self.map.is_empty() {
-            let oldest = self
-                .map
-                .iter()
-                .min_by_key(|(_, (at, _, _))| *at)
-                .map(|(k, _)| k.clone());
-            if let Some((_, n, _)) = oldest.and_then(|k| self.map.remove(&k)) {
-                self.bytes -= n;
+        loop {
+            let expired = match self.order.front().and_then(|k| self.map.get(k)) {
+                Some((at, _, _)) => now.duration_since(*at) >= store.ttl,
+                // A key whose entry is gone already: drop it.
+                None => !self.order.is_empty(),
+            };
+            if !(expired || full(self)) {
+                return;
+            }
+            match self.order.pop_front() {
+                Some(key) => {
+                    if let Some((_, n, _)) = self.map.remove(&key) {
+                        self.bytes -= n;
+                    }
+                }
+                None => return,
             }
         }
     }
@@ -257,6 +262,7 @@ impl RequestStateCodec for ServerStateStore {
         let mut entries = self.entries.lock();
         entries.make_room(size, self, now);
         entries.bytes += size;
+        entries.order.push_back(key.clone());
         entries.map.insert(key.clone(), (now, size, state.clone()));
         Ok(key)
     }

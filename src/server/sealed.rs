@@ -240,7 +240,15 @@ fn from_base64url(text: &str) -> Option<Vec<u8>> {
     for chunk in text.as_bytes().chunks(4) {
         let mut n = 0u32;
         for (i, c) in chunk.iter().enumerate() {
-            let v = ALPHABET.iter().position(|a| a == c)? as u32;
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'-' => 62,
+                b'_' => 63,
+                _ => return None,
+            };
+            let v = u32::from(v);
             n |= v << (18 - 6 * i);
         }
         let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
