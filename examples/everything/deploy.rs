@@ -1,10 +1,12 @@
 //! Settings for running several instances of the example behind a load
-//! balancer: `--instance NAME`, `--session-prefix PREFIX` and, with the
-//! `sealed-state` feature, `--state-key-file PATH`.
+//! balancer: `--instance NAME`, `--session-prefix PREFIX`, `--redis URL`
+//! and, with the `sealed-state` feature, `--state-key-file PATH`.
 
 use std::sync::Mutex;
 
-use tiny_mcp::{Error, HttpServerBuilder, ServerBuilder};
+use tiny_mcp::{Error, HttpServerBuilder, Server, ServerBuilder};
+
+use super::redis;
 
 /// The name `--instance` gave this process (`session_info` reports it).
 static INSTANCE: Mutex<String> = Mutex::new(String::new());
@@ -15,6 +17,7 @@ pub struct Deploy {
     pub instance: Option<String>,
     pub session_prefix: Option<String>,
     pub state_key_file: Option<String>,
+    pub redis: Option<String>,
 }
 
 /// This instance's name, if it has one.
@@ -28,11 +31,24 @@ pub fn instance() -> Option<String> {
 }
 
 impl Deploy {
-    /// The server side: the sealed `requestState` codec.
-    pub fn server(&self, builder: ServerBuilder) -> Result<ServerBuilder, Error> {
-        match &self.state_key_file {
-            None => Ok(builder),
-            Some(path) => sealed(builder, path),
+    /// The server side: the sealed `requestState` codec and the Redis
+    /// publisher.
+    pub fn server(&self, mut builder: ServerBuilder) -> Result<ServerBuilder, Error> {
+        if let Some(path) = &self.state_key_file {
+            builder = sealed(builder, path)?;
+        }
+        if let Some(url) = &self.redis {
+            let address = redis::address(url).map_err(Error::msg)?;
+            builder = builder.change_bus(redis::Publisher::new(address));
+        }
+        Ok(builder)
+    }
+
+    /// Once built: the Redis subscriber feeds the other instances'
+    /// changes into `server`.
+    pub fn started(&self, server: &Server) {
+        if let Some(address) = self.redis.as_deref().and_then(|u| redis::address(u).ok()) {
+            redis::subscribe(address, server.handle());
         }
     }
 

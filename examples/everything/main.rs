@@ -82,6 +82,7 @@ use tiny_mcp::{
 
 mod auth;
 mod deploy;
+mod redis;
 
 // ---------------------------------------------------------------------------
 // Fixed data
@@ -113,7 +114,7 @@ static CANCELLED_HANDLERS: AtomicUsize = AtomicUsize::new(0);
 
 const USAGE: &str = "\
 usage: everything [--stdio | --http ADDR [--auth-demo | --introspect URL] [--auth-issuer URL]]
-                  [--instance NAME] [--session-prefix P] [--state-key-file F]
+                  [--instance NAME] [--session-prefix P] [--state-key-file F] [--redis URL]
 
 The tiny-mcp example server with every conformance tool, resource and prompt.
 
@@ -133,6 +134,8 @@ options:
                      routing key for a load balancer)
   --state-key-file F seal requestState with the keys in F (one hex key per
                      line, newest first; needs --features sealed-state)
+  --redis URL        carry change events to and from the other instances
+                     over Redis pub/sub (redis://127.0.0.1:6379/)
   -h, --help         print this help
 
 With authorization every request needs the scope mcp:tools, and the tool
@@ -171,6 +174,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--instance" => options.deploy.instance = Some(value()?),
             "--session-prefix" => options.deploy.session_prefix = Some(value()?),
             "--state-key-file" => options.deploy.state_key_file = Some(value()?),
+            "--redis" => options.deploy.redis = Some(value()?),
             other => return Err(format!("unknown argument: {}", other)),
         }
     }
@@ -235,6 +239,7 @@ fn main() {
         Ok(builder) => build_server(builder, protected),
         Err(err) => exit_with_error(&err),
     };
+    options.deploy.started(&server);
     let addr = match options.http {
         None => {
             if let Err(err) = server.serve_stdio() {
