@@ -181,7 +181,9 @@ fn post_form(url: &str, body: &str) -> Result<Value, String> {
 /// request asks the server to close), at most 64 KiB, within 5 s per read.
 fn exchange(authority: &str, request: &[u8]) -> std::io::Result<Vec<u8>> {
     let timeout = Some(Duration::from_secs(5));
-    let mut stream = TcpStream::connect(authority)?;
+    let address = super::socket_addr(authority)
+        .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
+    let mut stream = TcpStream::connect(address)?;
     stream.set_read_timeout(timeout)?;
     stream.set_write_timeout(timeout)?;
     stream.write_all(request)?;

@@ -257,7 +257,14 @@ fn main() {
         let resource = format!("http://{}/mcp", addr);
         http = http.protect(auth::protected(how, &resource, &options.issuer));
     }
-    match http.serve(addr.as_str()) {
+    let addr = match socket_addr(&addr) {
+        Ok(addr) => addr,
+        Err(why) => {
+            eprintln!("everything: {}", why);
+            process::exit(2);
+        }
+    };
+    match http.serve(addr) {
         Ok(http) => {
             eprintln!(
                 "everything: serving MCP on http://{}/mcp",
@@ -269,6 +276,18 @@ fn main() {
         }
         Err(err) => exit_with_error(&err),
     }
+}
+
+/// `IP:port`, or `localhost:port` for 127.0.0.1. Names are not looked up:
+/// a static binary that never resolves names leaves glibc's resolver (and
+/// its dynamic loading) out, which keeps it small.
+pub fn socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    let text = match text.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{}", port),
+        None => text.to_string(),
+    };
+    text.parse()
+        .map_err(|_| format!("{}: an IP address and port are needed, e.g. 127.0.0.1:3000", text))
 }
 
 /// Prints `err` and its causes to stderr and exits with status 1.

@@ -51,6 +51,8 @@ fn command(parts: &[&str]) -> Vec<u8> {
 }
 
 fn connect(address: &str, read_timeout: Option<Duration>) -> std::io::Result<TcpStream> {
+    let address = super::socket_addr(address)
+        .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
     let stream = TcpStream::connect(address)?;
     stream.set_write_timeout(Some(TIMEOUT))?;
     stream.set_read_timeout(read_timeout)?;
