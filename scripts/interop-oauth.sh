@@ -86,36 +86,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-# Waits (bounded: 10 s) until process $1 answers an HTTP GET of $2 with status $3
-# (or with any status when $3 is "any"); fails if the process exits first.
-wait_http() {
-  local pid=$1 url=$2 want=$3 what=$4
-  for _ in $(seq 1 100); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "interop-oauth: $what exited before it was ready" >&2
-      return 1
-    fi
-    if "$PYTHON" - "$url" "$want" 2>/dev/null <<'EOF'; then
-import sys, urllib.error, urllib.request
-url, want = sys.argv[1], sys.argv[2]
-try:
-    status = urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=1).status
-except urllib.error.HTTPError as e:
-    status = e.code  # any HTTP status is an answer
-sys.exit(0 if want == "any" or str(status) == want else 1)
-EOF
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "interop-oauth: $what did not answer on $url within 10 s" >&2
-  return 1
-}
-
 # Starts the authorization server on a free port; sets AS_PID and AS_URL.
 start_as() {
   local port

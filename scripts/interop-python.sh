@@ -65,29 +65,11 @@ trap 'exit 143' TERM
 # Starts the server on a free port; sets SERVER_PID and URL.
 start_server() {
   local port
-  port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+  port=$(free_port)
   "$BIN" --http "127.0.0.1:$port" &
   SERVER_PID=$!
   URL="http://127.0.0.1:$port/mcp"
-  # Wait (bounded: 10 s) until the endpoint answers an HTTP request (any status).
-  for _ in $(seq 1 100); do
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-      echo "interop-python: server exited before it was ready" >&2
-      return 1
-    fi
-    if "$PYTHON" - "$URL" 2>/dev/null <<'EOF'; then
-import sys, urllib.error, urllib.request
-try:
-    urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="GET"), timeout=1)
-except urllib.error.HTTPError:
-    pass  # any HTTP status is an answer
-EOF
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "interop-python: server did not answer on $URL within 10 s" >&2
-  return 1
+  wait_http "$SERVER_PID" "$URL" any "server"
 }
 
 # --- runs ---

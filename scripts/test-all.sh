@@ -3,7 +3,8 @@
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
 #   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
 #   Python SDK interop tests over stdio and HTTP, the Python SDK's OAuth
-#   client against the protected example (both eras), the official MCP
+#   client against the protected example (both eras), three instances
+#   behind nginx with a Redis bus, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
 #   example, a build with Debian's rustc 1.63 (locked), a build at the
 #   lowest declared dependency versions, a build and test with Debian's
@@ -61,6 +62,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop-ts.sh --http
     step interop-python bash scripts/interop-python.sh
     step interop-oauth bash scripts/interop-oauth.sh
+    step multi-instance bash scripts/multi-instance.sh
     step conformance bash scripts/conformance-run.sh
     step msrv bash scripts/msrv-check.sh
     step min-versions bash scripts/min-versions-check.sh

@@ -1,9 +1,10 @@
 # What the Python SDK interop scripts share. Sourced by interop-python.sh and
-# interop-oauth.sh.
+# interop-oauth.sh and multi-instance.sh.
 #
 # Reads: ROOT, PY_DIR, VENV, STAMP, PYTHON, TAG (message prefix), and
 # EVERYTHING_BIN (optional). ensure_venv makes the virtualenv; example_bin
-# sets BIN; stop_pid stops and reaps one process.
+# sets BIN; stop_pid stops and reaps one process; free_port prints a free
+# loopback port; wait_http waits for a process to answer HTTP.
 
 # The virtualenv: made or refreshed only when its stamp (Python version and
 # requirements.txt) is missing or stale.
@@ -51,4 +52,34 @@ stop_pid() {
     kill -9 "$pid" 2>/dev/null || true
   fi
   wait "$pid" 2>/dev/null || true
+}
+
+free_port() {
+  "$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits (bounded: 10 s) until process $1 answers an HTTP GET of $2 with status $3
+# (or with any status when $3 is "any"); fails if the process exits first.
+wait_http() {
+  local pid=$1 url=$2 want=$3 what=$4
+  for _ in $(seq 1 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "$TAG: $what exited before it was ready" >&2
+      return 1
+    fi
+    if "$PYTHON" - "$url" "$want" 2>/dev/null <<'EOF'; then
+import sys, urllib.error, urllib.request
+url, want = sys.argv[1], sys.argv[2]
+try:
+    status = urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=1).status
+except urllib.error.HTTPError as e:
+    status = e.code  # any HTTP status is an answer
+sys.exit(0 if want == "any" or str(status) == want else 1)
+EOF
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "$TAG: $what did not answer on $url within 10 s" >&2
+  return 1
 }
