@@ -286,8 +286,12 @@ pub fn socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
         Some(port) => format!("127.0.0.1:{}", port),
         None => text.to_string(),
     };
-    text.parse()
-        .map_err(|_| format!("{}: an IP address and port are needed, e.g. 127.0.0.1:3000", text))
+    text.parse().map_err(|_| {
+        format!(
+            "{}: an IP address and port are needed, e.g. 127.0.0.1:3000",
+            text
+        )
+    })
 }
 
 /// Prints `err` and its causes to stderr and exits with status 1.
