@@ -49,6 +49,7 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from checks import REPORT, describe, expect, short
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -67,53 +68,6 @@ SDK_TIMEOUT = 30.0  # seconds, the SDK client's read timeout
 # ---------------------------------------------------------------------------
 # Reporting
 # ---------------------------------------------------------------------------
-
-
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.finished = False
-
-    def ok(self, name: str) -> None:
-        self.passed += 1
-        print(f"ok {name}", flush=True)
-
-    def fail(self, name: str, reason: str) -> None:
-        self.failed += 1
-        reason = " ".join(str(reason).split()) or "(no message)"
-        print(f"FAIL {name}: {reason}", flush=True)
-
-    def note(self, text: str) -> None:
-        print(f"note {text}", flush=True)
-
-    def summary(self) -> None:
-        if not self.finished:
-            self.finished = True
-            print(f"{self.passed} passed, {self.failed} failed", flush=True)
-
-
-REPORT = Report()
-
-
-def describe(exc: BaseException) -> str:
-    group = getattr(__builtins__, "BaseExceptionGroup", None) if not isinstance(__builtins__, dict) else __builtins__.get("BaseExceptionGroup")
-    while group is not None and isinstance(exc, group) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, MCPError):
-        return f"MCPError {exc.error.code}: {exc.error.message}"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise AssertionError(message)
-
-
-def short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def run_check(name: str, body: Callable[[], Any], pending: bool = False) -> bool:

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import builtins
 import hashlib
 import json
 import os
@@ -92,7 +91,8 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
+from checks import REPORT, check, describe, expect, short
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -124,84 +124,6 @@ CHECK_TIMEOUT = 30.0  # seconds, one check
 # ---------------------------------------------------------------------------
 # Reporting
 # ---------------------------------------------------------------------------
-
-
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-        self.lock = threading.Lock()
-        self.finished = False
-
-    def ok(self, name: str) -> None:
-        with self.lock:
-            self.passed += 1
-            print(f"ok {name}", flush=True)
-
-    def fail(self, name: str, reason: str) -> None:
-        reason = " ".join(str(reason).split()) or "(no message)"
-        with self.lock:
-            self.failed += 1
-            print(f"FAIL {name}: {reason}", flush=True)
-
-    def note(self, text: str) -> None:
-        with self.lock:
-            print(f"note {text}", flush=True)
-
-    def summary(self) -> None:
-        with self.lock:
-            if not self.finished:
-                self.finished = True
-                print(f"{self.passed} passed, {self.failed} failed", flush=True)
-
-
-REPORT = Report()
-_GROUP: Any = getattr(builtins, "BaseExceptionGroup", None)  # Python >= 3.11
-if _GROUP is None:  # Python 3.10: anyio's backport
-    try:
-        from exceptiongroup import BaseExceptionGroup as _GROUP  # type: ignore[no-redef]
-    except ImportError:
-        pass
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line description of an exception, unwrapping single-member exception groups."""
-    while _GROUP is not None and isinstance(exc, _GROUP) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, MCPError):
-        data = f" data={json.dumps(exc.error.data)}" if exc.error.data is not None else ""
-        return f"MCPError {exc.error.code}: {exc.error.message}{data}"
-    if isinstance(exc, TimeoutError):
-        return "timed out"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-async def check(name: str, body: Callable[[], Awaitable[Any]], timeout: float = CHECK_TIMEOUT) -> bool:
-    """Runs one check under its own timeout and reports it; never raises (except cancellation)."""
-    try:
-        with anyio.fail_after(timeout):
-            await body()
-    except AssertionError as exc:
-        REPORT.fail(name, str(exc) or "assertion failed")
-        return False
-    except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
-        if os.environ.get("INTEROP_DEBUG"):
-            traceback.print_exc()
-        REPORT.fail(name, describe(exc))
-        return False
-    REPORT.ok(name)
-    return True
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise AssertionError(message)
-
-
-def short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def describe_response(response: httpx2.Response) -> str:
