@@ -119,6 +119,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
+mod base64;
 mod cancel;
 mod error;
 mod jsonrpc;

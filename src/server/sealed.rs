@@ -16,6 +16,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::input::RequestStateCodec;
+use crate::base64::{self, Alphabet};
 use crate::Error;
 
 /// The shortest key accepted, in bytes (the HMAC-SHA256 output size, RFC
@@ -212,53 +213,20 @@ impl RequestStateCodec for SealedStateCodec {
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 /// base64url without padding (RFC 4648 §5).
 fn base64url(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 4 / 3 + 3);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
+    base64::encode_unpadded(bytes, Alphabet::Url)
 }
 
-/// The bytes of unpadded base64url `text`; `None` if it is not.
+/// The bytes of unpadded base64url `text`; `None` if it is not, or not in
+/// its one canonical form (the unused low bits of the last character are
+/// zero), so that no two tokens open to the same state.
 fn from_base64url(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 4 == 1 {
+    let bytes = base64::decode_unpadded(text, Alphabet::Url)?;
+    if base64url(&bytes) != text {
         return None;
     }
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for chunk in text.as_bytes().chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'-' => 62,
-                b'_' => 63,
-                _ => return None,
-            };
-            let v = u32::from(v);
-            n |= v << (18 - 6 * i);
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..chunk.len() - 1]);
-    }
-    // Canonical only: the unused low bits of the last character are zero.
-    if base64url(&out) != text {
-        return None;
-    }
-    Some(out)
+    Some(bytes)
 }
 
 #[cfg(test)]

@@ -195,14 +195,8 @@ impl Peer {
     }
 
     fn sse_head(self, headers: &[(&'static str, String)], config: &HttpConfig) -> Vec<u8> {
-        let mut head = wire::sse_head(headers, self.keep_alive, self.chunked);
-        // Before the blank line: the program's headers of every response.
-        head.truncate(head.len() - 2);
-        for (name, value) in &config.response_headers {
-            head.extend_from_slice(format!("{}: {}\r\n", name, value).as_bytes());
-        }
-        head.extend_from_slice(b"\r\n");
-        head
+        let common = &config.response_headers;
+        wire::sse_head(headers, common, self.keep_alive, self.chunked)
     }
 
     fn chunk(self, buf: &mut Vec<u8>, data: &[u8]) {

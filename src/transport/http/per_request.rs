@@ -48,43 +48,9 @@ pub(crate) fn decode_header_value(value: &str) -> Result<String, ErrorObject> {
             return Ok(value.to_string());
         }
     };
-    let bytes = base64_decode(inner).ok_or_else(|| mismatch("invalid base64 in a header value"))?;
+    let bytes = crate::base64::decode_padded(inner)
+        .ok_or_else(|| mismatch("invalid base64 in a header value"))?;
     String::from_utf8(bytes).map_err(|_| mismatch("a base64 header value is not UTF-8"))
-}
-
-/// Standard base64 with required padding.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
-        return None;
-    }
-    let value = |c: u8| -> Option<u32> {
-        match c {
-            b'A'..=b'Z' => Some((c - b'A') as u32),
-            b'a'..=b'z' => Some((c - b'a') as u32 + 26),
-            b'0'..=b'9' => Some((c - b'0') as u32 + 52),
-            b'+' => Some(62),
-            b'/' => Some(63),
-            _ => None,
-        }
-    };
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    let chunks = bytes.chunks(4);
-    let n = chunks.len();
-    for (i, chunk) in bytes.chunks(4).enumerate() {
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && i + 1 != n) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for &c in &chunk[..4 - pad] {
-            acc = (acc << 6) | value(c)?;
-        }
-        acc <<= 6 * pad as u32;
-        let three = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
-        out.extend_from_slice(&three[..3 - pad]);
-    }
-    Some(out)
 }
 
 /// The one value of a header; `Err` when it appears more than once (HTTP-5).

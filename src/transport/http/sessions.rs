@@ -121,10 +121,15 @@ impl SessionTable {
     }
 
     fn insert(&mut self, session: &Arc<HttpSession>) {
-        // Drop the ids of removed sessions before the queue outgrows the map.
+        // Drop the ids of removed sessions before the queues outgrow the
+        // map, and the principals who hold none.
         if self.order.len() > 2 * self.map.len() + EVICTION_LOOKS {
             let map = &self.map;
             self.order.retain(|id| map.contains_key(id));
+            self.owned.retain(|_, ids| {
+                ids.retain(|id| map.contains_key(id));
+                !ids.is_empty()
+            });
         }
         self.order.push_back(session.id.clone());
         self.map.insert(session.id.clone(), Arc::clone(session));

@@ -606,9 +606,11 @@ impl HttpResponse {
 }
 
 /// The head of a chunked `text/event-stream` response, to be sent with
-/// what follows in one write.
+/// what follows in one write: the stream's own headers, then `common`
+/// (the program's headers of every response).
 pub(crate) fn sse_head(
     extra: &[(&'static str, String)],
+    common: &[(String, String)],
     keep_alive: bool,
     chunked: bool,
 ) -> Vec<u8> {
@@ -620,7 +622,9 @@ X-Accel-Buffering: no\r\n",
     if chunked {
         buf.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
     }
-    for (name, value) in extra {
+    let extra = extra.iter().map(|(n, v)| (*n, v.as_str()));
+    let common = common.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+    for (name, value) in extra.chain(common) {
         buf.extend_from_slice(name.as_bytes());
         buf.extend_from_slice(b": ");
         buf.extend_from_slice(value.as_bytes());
