@@ -109,30 +109,6 @@ start_server() {
 
 total_passed=0
 total_failed=0
-# Runs one client command ($3...) under a timeout and adds its summary to the totals;
-# $1 labels the run, $2 names the program in failure messages.
-run_counted() {
-  local label=$1 what=$2
-  shift 2
-  echo "interop-oauth: --- $label ---" >&2
-  set +e
-  timeout -k 5 $((RUN_TIMEOUT + 30)) "$@" | tee "$OUT"
-  local rc=${PIPESTATUS[0]}
-  set -e
-  local last
-  last=$(tail -n 1 "$OUT")
-  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    total_passed=$((total_passed + BASH_REMATCH[1]))
-    total_failed=$((total_failed + BASH_REMATCH[2]))
-    if [[ "$rc" != 0 && "${BASH_REMATCH[2]}" == 0 ]]; then
-      echo "FAIL $label: $what exited with status $rc"
-      total_failed=$((total_failed + 1))
-    fi
-  else
-    echo "FAIL $label: $what exited with status $rc without a summary"
-    total_failed=$((total_failed + 1))
-  fi
-}
 
 # Runs one oauth.py command under a timeout and adds its summary to the totals.
 run_python() {

@@ -91,26 +91,9 @@ for transport in "${transports[@]}"; do
     else
       target=$BIN
     fi
-    echo "interop-python: --- $label ---" >&2
-    set +e
-    timeout -k 5 $((RUN_TIMEOUT + 30)) \
-      "$VENV/bin/python" "$PY_DIR/client.py" "$transport" "$target" "${flags[@]}" \
-      --timeout "$RUN_TIMEOUT" | tee "$OUT"
-    rc=${PIPESTATUS[0]}
-    set -e
+    run_counted "$label" client "$VENV/bin/python" "$PY_DIR/client.py" "$transport" "$target" \
+      "${flags[@]}" --timeout "$RUN_TIMEOUT"
     [[ "$transport" == http ]] && stop_server
-    last=$(tail -n 1 "$OUT")
-    if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-      total_passed=$((total_passed + BASH_REMATCH[1]))
-      total_failed=$((total_failed + BASH_REMATCH[2]))
-      if [[ "$rc" != 0 && "${BASH_REMATCH[2]}" == 0 ]]; then
-        echo "FAIL $label: client exited with status $rc"
-        total_failed=$((total_failed + 1))
-      fi
-    else
-      echo "FAIL $label: client exited with status $rc without a summary"
-      total_failed=$((total_failed + 1))
-    fi
   done
 done
 

@@ -249,24 +249,13 @@ if [[ "$started" == 1 ]]; then
   flags=()
   [[ "$HAS_REDIS" == 1 ]] || flags+=(--bus-pending)
   echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}, redis on $REDIS_PORT" >&2
-  set +e
-  timeout -k 5 $((RUN_TIMEOUT + 30)) "$VENV/bin/python" "$PY_DIR/multi.py" \
+  run_counted multi-instance multi.py "$VENV/bin/python" "$PY_DIR/multi.py" \
     --nginx "http://127.0.0.1:$NGINX_PORT/mcp" \
     --instance "a=http://127.0.0.1:${PORTS[a]}/mcp" \
     --instance "b=http://127.0.0.1:${PORTS[b]}/mcp" \
     --instance "c=http://127.0.0.1:${PORTS[c]}/mcp" \
     --kill-pid "c=${PIDS[c]}" \
-    --timeout "$RUN_TIMEOUT" "${flags[@]}" | tee "$OUT"
-  rc=${PIPESTATUS[0]}
-  set -e
-  last=$(tail -n 1 "$OUT")
-  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-    total_passed=$((total_passed + BASH_REMATCH[1]))
-    total_failed=$((total_failed + BASH_REMATCH[2]))
-    [[ "$rc" == 0 || "${BASH_REMATCH[2]}" != 0 ]] || fail "multi.py exited with status $rc"
-  else
-    fail "multi.py exited with status $rc without a summary"
-  fi
+    --timeout "$RUN_TIMEOUT" "${flags[@]}"
   if [[ "$total_failed" != 0 ]]; then
     echo "$TAG: --- nginx error log (last 20 lines) ---" >&2
     tail -n 20 "$TMP/nginx/logs/error.log" >&2 || true

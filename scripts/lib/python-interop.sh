@@ -4,7 +4,9 @@
 # Reads: ROOT, PY_DIR, VENV, STAMP, PYTHON, TAG (message prefix), and
 # EVERYTHING_BIN (optional). ensure_venv makes the virtualenv; example_bin
 # sets BIN; stop_pid stops and reaps one process; free_port prints a free
-# loopback port; wait_http waits for a process to answer HTTP.
+# loopback port; wait_http waits for a process to answer HTTP; run_counted
+# runs a client and adds its `N passed, M failed` to total_passed and
+# total_failed (reads OUT and RUN_TIMEOUT).
 
 # The virtualenv: made or refreshed only when its stamp (Python version and
 # requirements.txt) is missing or stale.
@@ -82,4 +84,29 @@ EOF
   done
   echo "$TAG: $what did not answer on $url within 10 s" >&2
   return 1
+}
+
+# Runs one client command ($3...) under a timeout and adds its summary to the totals;
+# $1 labels the run, $2 names the program in failure messages.
+run_counted() {
+  local label=$1 what=$2
+  shift 2
+  echo "$TAG: --- $label ---" >&2
+  set +e
+  timeout -k 5 $((RUN_TIMEOUT + 30)) "$@" | tee "$OUT"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  local last
+  last=$(tail -n 1 "$OUT")
+  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_passed=$((total_passed + BASH_REMATCH[1]))
+    total_failed=$((total_failed + BASH_REMATCH[2]))
+    if [[ "$rc" != 0 && "${BASH_REMATCH[2]}" == 0 ]]; then
+      echo "FAIL $label: $what exited with status $rc"
+      total_failed=$((total_failed + 1))
+    fi
+  else
+    echo "FAIL $label: $what exited with status $rc without a summary"
+    total_failed=$((total_failed + 1))
+  fi
 }
