@@ -96,3 +96,33 @@ def expect(condition: bool, message: str) -> None:
 def short(value: Any, limit: int = 300) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def run_bounded(body: Callable[[Any], Awaitable[None]], args: Any) -> int:
+    """Runs `body(args)` under `args.timeout` (and a hard watchdog 15 s later, for
+    something that blocks outside the event loop), then prints the summary; the exit status."""
+
+    def watchdog() -> None:
+        REPORT.fail("overall", f"hard timeout after {args.timeout + 15:.0f} s")
+        REPORT.summary()
+        os._exit(1)
+
+    timer = threading.Timer(args.timeout + 15, watchdog)
+    timer.daemon = True
+    timer.start()
+
+    async def bounded() -> None:
+        with anyio.move_on_after(args.timeout) as scope:
+            await body(args)
+        if scope.cancelled_caught:
+            REPORT.fail("overall", f"timed out after {args.timeout:.0f} s")
+
+    try:
+        anyio.run(bounded)
+    except BaseException as exc:  # noqa: BLE001 - report anything that escaped
+        REPORT.fail("overall", "interrupted" if isinstance(exc, KeyboardInterrupt) else describe(exc))
+    timer.cancel()
+    if REPORT.passed == 0 and REPORT.failed == 0:
+        REPORT.fail("overall", "no check ran")
+    REPORT.summary()
+    return 1 if REPORT.failed else 0

@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import sys
-import threading
 import traceback
 import warnings
 from typing import Any, Callable
@@ -41,7 +40,7 @@ from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from checks import REPORT, check, describe, expect, short
+from checks import REPORT, check, describe, expect, run_bounded, short
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -817,34 +816,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="overall timeout in seconds (default 180)")
     args = parser.parse_args()
 
-    # Last resort if something blocks outside the event loop: report and exit hard.
-    def watchdog() -> None:
-        REPORT.fail("overall", f"hard timeout after {args.timeout + 15:.0f} s")
-        REPORT.summary()
-        os._exit(1)
-
-    timer = threading.Timer(args.timeout + 15, watchdog)
-    timer.daemon = True
-    timer.start()
-
-    async def bounded() -> None:
-        with anyio.move_on_after(args.timeout) as scope:
-            await run(args)
-        if scope.cancelled_caught:
-            REPORT.fail("overall", f"timed out after {args.timeout:.0f} s")
-
-    try:
-        anyio.run(bounded)
-    except BaseException as exc:  # noqa: BLE001 - report anything that escaped
-        if isinstance(exc, KeyboardInterrupt):
-            REPORT.fail("overall", "interrupted")
-        else:
-            REPORT.fail("overall", describe(exc))
-    timer.cancel()
-    if REPORT.passed == 0 and REPORT.failed == 0:
-        REPORT.fail("overall", "no check ran")
-    REPORT.summary()
-    return 1 if REPORT.failed else 0
+    return run_bounded(run, args)
 
 
 if __name__ == "__main__":

@@ -65,12 +65,11 @@ import re
 import secrets
 import socket
 import sys
-import threading
 import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import anyio
@@ -92,7 +91,7 @@ from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.shared.exceptions import MCPDeprecationWarning
-from checks import REPORT, check, describe, expect, short
+from checks import REPORT, check, describe, expect, run_bounded, short
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -1076,35 +1075,6 @@ async def run_selftest(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
-
-
-def run_bounded(body: Callable[[argparse.Namespace], Awaitable[None]], args: argparse.Namespace) -> int:
-    """Runs `body` under the overall timeout (and a hard watchdog), then prints the summary."""
-
-    def watchdog() -> None:
-        REPORT.fail("overall", f"hard timeout after {args.timeout + 15:.0f} s")
-        REPORT.summary()
-        os._exit(1)
-
-    timer = threading.Timer(args.timeout + 15, watchdog)
-    timer.daemon = True
-    timer.start()
-
-    async def bounded() -> None:
-        with anyio.move_on_after(args.timeout) as scope:
-            await body(args)
-        if scope.cancelled_caught:
-            REPORT.fail("overall", f"timed out after {args.timeout:.0f} s")
-
-    try:
-        anyio.run(bounded)
-    except BaseException as exc:  # noqa: BLE001 - report anything that escaped
-        REPORT.fail("overall", "interrupted" if isinstance(exc, KeyboardInterrupt) else describe(exc))
-    timer.cancel()
-    if REPORT.passed == 0 and REPORT.failed == 0:
-        REPORT.fail("overall", "no check ran")
-    REPORT.summary()
-    return 1 if REPORT.failed else 0
 
 
 def main() -> int:
