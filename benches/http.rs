@@ -184,6 +184,10 @@ usage: cargo bench --bench http [-- OPTIONS]
   --no-memory         skip the memory figures
   --wait-idle S       before each run, wait up to S seconds for the machine to be
                       idle (under 10% CPU busy over 300 ms); default 0 (no wait)
+  --at NAME=ADDR      also drive a server already running at ADDR (host:port, path
+                      /mcp) with the modern-json flow, under NAME; repeatable. With
+                      --at and no --only, only these run, and ratios are to the first
+                      (scripts/multi-instance.sh --bench: nginx next to one instance)
   --help              this text
 
 Without `--bench` (which `cargo bench` passes) it only smoke-tests every path.";
@@ -208,6 +212,9 @@ struct Options {
     connections: usize,
     streams: usize,
     listens: usize,
+    /// `--at`: servers this bench does not start, by name.
+    external: Vec<(&'static str, SocketAddr)>,
+    only: bool,
     throughput: bool,
     memory: bool,
     wait_idle: Duration,
@@ -231,6 +238,8 @@ impl Options {
             connections: 500,
             streams: 500,
             listens: 1000,
+            external: Vec::new(),
+            only: false,
             throughput: true,
             memory: true,
             wait_idle: Duration::ZERO,
@@ -264,6 +273,7 @@ impl Options {
                         .map_err(|_| format!("--clients needs numbers, not {:?}", text))?;
                 }
                 "--only" => {
+                    o.only = true;
                     let text = value(&arg, args.next())?;
                     o.targets = text
                         .split(',')
@@ -291,6 +301,7 @@ impl Options {
                 "--no-throughput" => o.throughput = false,
                 "--no-memory" => o.memory = false,
                 "--wait-idle" => o.wait_idle = Duration::from_secs_f64(seconds(&arg, args.next())?),
+                "--at" => o.external.push(external(&value(&arg, args.next())?)?),
                 // libtest flags that cargo may pass to any bench target.
                 "--nocapture" | "--quiet" | "-q" | "--color" => {}
                 other if other.starts_with('-') => return Err(format!("unknown option {}", other)),
@@ -306,8 +317,29 @@ impl Options {
         if o.seconds == 0.0 {
             return Err("--seconds must be more than 0".into());
         }
+        if !o.only && !o.external.is_empty() {
+            o.targets.clear();
+        }
+        for (index, &(name, _)) in o.external.iter().enumerate() {
+            o.targets.push(Target::External { name, index });
+        }
         Ok(o)
     }
+}
+
+/// `NAME=HOST:PORT` of `--at`; the name lives as long as the bench.
+fn external(text: &str) -> Result<(&'static str, SocketAddr), String> {
+    let bad = || format!("--at takes NAME=HOST:PORT, not {:?}", text);
+    let (name, addr) = text.split_once('=').ok_or_else(bad)?;
+    let addr = addr
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .map_err(|_| bad())?;
+    if name.is_empty() {
+        return Err(bad());
+    }
+    Ok((Box::leak(name.to_string().into_boxed_str()), addr))
 }
 
 // ---------------------------------------------------------------------------
@@ -325,6 +357,12 @@ enum Target {
     /// static token, and `Authorization: Bearer` on every request. Its
     /// difference to `modern-json` is the cost of authorization.
     ModernAuth,
+    /// `modern-json` against a server already running (`--at`), such as
+    /// nginx in front of several instances: its `index` in `--at` order.
+    External {
+        name: &'static str,
+        index: usize,
+    },
 }
 
 impl Target {
@@ -343,6 +381,7 @@ impl Target {
             Target::Modern => "modern-json",
             Target::LegacyJson => "legacy-json",
             Target::ModernAuth => "modern-auth",
+            Target::External { name, .. } => name,
         }
     }
 
@@ -505,14 +544,21 @@ fn ceiling_loop(server: &tiny_http::Server, stop: &AtomicBool) {
 enum Running {
     Sdk(HttpServer),
     Ceiling(Ceiling),
+    /// Started by somebody else (`--at`): left running.
+    External(SocketAddr),
 }
 
 impl Running {
-    fn start(target: Target, ceiling_threads: usize) -> Res<Running> {
+    fn start(target: Target, settings: &Settings) -> Res<Running> {
         match target {
-            Target::Ceiling => Ceiling::start(ceiling_threads).map(Running::Ceiling),
+            Target::Ceiling => Ceiling::start(settings.ceiling_threads).map(Running::Ceiling),
             Target::Legacy | Target::Modern | Target::LegacyJson => serve_sdk().map(Running::Sdk),
             Target::ModernAuth => serve_protected().map(Running::Sdk),
+            Target::External { index, .. } => settings
+                .external
+                .get(index)
+                .map(|&(_, addr)| Running::External(addr))
+                .ok_or_else(|| format!("no --at server number {}", index)),
         }
     }
 
@@ -520,6 +566,7 @@ impl Running {
         match self {
             Running::Sdk(server) => Ok(server.local_addr()),
             Running::Ceiling(ceiling) => ceiling.addr(),
+            Running::External(addr) => Ok(*addr),
         }
     }
 
@@ -527,6 +574,7 @@ impl Running {
         match self {
             Running::Sdk(server) => server.shutdown(),
             Running::Ceiling(ceiling) => ceiling.stop(),
+            Running::External(_) => {}
         }
     }
 }
@@ -774,7 +822,7 @@ impl Template {
                     r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"}}}"#,
                 )
             }
-            Target::Modern | Target::ModernAuth => Template::new(
+            Target::Modern | Target::ModernAuth | Target::External { .. } => Template::new(
                 host,
                 &[
                     ("MCP-Protocol-Version", MODERN),
@@ -958,7 +1006,11 @@ fn check_answer(target: Target, head: &Head, body: &[u8], id: u64, full: bool) -
         Target::Legacy if !(head.event_stream && head.chunked) => {
             return Err(format!("expected a chunked SSE answer: {:?}", head));
         }
-        Target::Ceiling | Target::Modern | Target::LegacyJson | Target::ModernAuth
+        Target::Ceiling
+        | Target::Modern
+        | Target::LegacyJson
+        | Target::ModernAuth
+        | Target::External { .. }
             if head.event_stream =>
         {
             return Err(format!("expected a JSON answer: {}", show(body)));
@@ -990,6 +1042,7 @@ struct Settings {
     warmup: Duration,
     max_requests: u64,
     ceiling_threads: usize,
+    external: Vec<(&'static str, SocketAddr)>,
 }
 
 /// One client's connection and requests.
@@ -1106,7 +1159,7 @@ impl RunResult {
 }
 
 fn run_throughput(target: Target, clients: usize, settings: &Settings) -> Res<RunResult> {
-    let server = Running::start(target, settings.ceiling_threads)?;
+    let server = Running::start(target, settings)?;
     let result = drive(&server, target, clients, settings);
     server.stop();
     result.map_err(|e| format!("{} with {} clients: {}", target.name(), clients, e))
@@ -1148,6 +1201,7 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
         warmup: settings.warmup,
         max_requests: settings.max_requests,
         ceiling_threads: settings.ceiling_threads,
+        external: Vec::new(),
     });
     let quota = (settings.max_requests + clients as u64 - 1) / clients as u64;
     let mut handles = Vec::with_capacity(clients);
@@ -1185,7 +1239,8 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
     }
     latencies.sort_unstable();
     let (server_cpu, client_cpu) = match (cpu_before, cpu_after) {
-        (Some(before), Some(after)) => {
+        // Another process's CPU is not ours to read.
+        (Some(before), Some(after)) if !matches!(target, Target::External { .. }) => {
             let (server, client) = cpu_split(&before, &after);
             (Some(server), Some(client))
         }
@@ -1387,6 +1442,7 @@ fn throughput(o: &Options) -> Res<()> {
         warmup: Duration::from_secs_f64(o.warmup),
         max_requests: o.max_requests,
         ceiling_threads: o.ceiling_threads,
+        external: o.external.clone(),
     };
     println!(
         "== tools/call throughput and latency: {} s per run (after {} s warm-up), at most {} requests, {} runs",
@@ -1425,6 +1481,14 @@ fn throughput(o: &Options) -> Res<()> {
         "CPU vs ceil",
         TARGET_RATIO * 100.0
     );
+    // Ratios are to the ceiling; without it (`--at`), to the first server.
+    let base = match o.targets.first() {
+        Some(&first) if !o.targets.contains(&Target::Ceiling) => first,
+        _ => Target::Ceiling,
+    };
+    if base != Target::Ceiling {
+        println!("   (no ceiling run: `vs ceil` is to {})", base.name());
+    }
     for &clients in &o.clients {
         let of = |t: Target| -> Vec<&RunResult> {
             results
@@ -1432,14 +1496,14 @@ fn throughput(o: &Options) -> Res<()> {
                 .filter(|r| r.clients == clients && r.target == t)
                 .collect()
         };
-        let ceiling = median_and_best(&of(Target::Ceiling));
+        let ceiling = median_and_best(&of(base));
         for &target in &o.targets {
             let (median, best) = match median_and_best(&of(target)) {
                 Some(m) => m,
                 None => continue,
             };
             let (ratio, cpu_ratio) = match ceiling {
-                Some((c, _)) if target != Target::Ceiling => (
+                Some((c, _)) if target != base => (
                     Some(median.rate() / c.rate()),
                     match (
                         median.per_request(median.server_cpu),
@@ -2080,14 +2144,21 @@ fn bench(o: &Options) -> Res<()> {
 
 /// Without `--bench`: every path once, small, checked.
 fn smoke() -> Res<()> {
+    // `--at`: a server this bench does not start or stop.
+    let running = serve_sdk()?;
     let settings = Settings {
         seconds: Duration::from_secs(10),
         warmup: Duration::ZERO,
         max_requests: 60,
         ceiling_threads: 2,
+        external: vec![("external", running.local_addr())],
+    };
+    let external = Target::External {
+        name: "external",
+        index: 0,
     };
     for clients in [1, 3] {
-        for target in Target::ALL {
+        for target in Target::ALL.iter().copied().chain([external]) {
             let r = run_throughput(target, clients, &settings)?;
             if r.requests != 60 {
                 return Err(format!(
@@ -2099,6 +2170,7 @@ fn smoke() -> Res<()> {
             }
         }
     }
+    running.shutdown();
     let plan = MemoryPlan {
         sessions: 10,
         used_sessions: 3,

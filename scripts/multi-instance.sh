@@ -4,8 +4,13 @@
 # tests/interop/python/multi.py (raw HTTP with httpx2 and the official MCP Python SDK
 # client, mcp 2.3.0, pinned in tests/interop/python/requirements.txt).
 #
-# Usage: scripts/multi-instance.sh [--keep-logs]
+# Usage: scripts/multi-instance.sh [--keep-logs] [--bench [BENCH OPTIONS]]
 #   --keep-logs   keep the temporary folder (configs and logs) and print its path
+#   --bench       instead of the checks, measure: the same deployment from a release
+#                 build, then `cargo bench --bench http` drives 2026-07-28 tools/call
+#                 at instance a directly and through nginx, alternating, in one run
+#                 (`--at direct=… --at nginx=…`); the options after --bench go to it
+#                 (default: --no-memory --clients 16 --runs 5)
 # Environment:
 #   EVERYTHING_BIN   use this server binary instead of building the example
 #                    (it must be built with --features sealed-state)
@@ -38,13 +43,18 @@ PYTHON=${INTEROP_PYTHON:-python3}
 RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
 
 keep_logs=0
-for arg in "$@"; do
-  case "$arg" in
+bench=0
+bench_args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --keep-logs) keep_logs=1 ;;
-    -h | --help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--keep-logs]" >&2; exit 2 ;;
+    --bench) bench=1; shift; bench_args=("$@"); break ;;
+    -h | --help) sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--keep-logs] [--bench [BENCH OPTIONS]]" >&2; exit 2 ;;
   esac
+  shift
 done
+[[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--no-memory --clients 16 --runs 5)
 
 TAG=multi-instance
 # shellcheck source=lib/python-interop.sh
@@ -65,12 +75,19 @@ ensure_packages() {
 ensure_packages
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-ensure_venv
+profile=debug
+if [[ "$bench" == 1 ]]; then
+  profile=release
+else
+  ensure_venv
+fi
 if [[ -n "${EVERYTHING_BIN:-}" ]]; then
   BIN=$EVERYTHING_BIN
 else
-  (cd "$ROOT" && cargo build --features sealed-state --example everything >&2)
-  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/everything
+  release=()
+  [[ "$profile" == release ]] && release=(--release)
+  (cd "$ROOT" && cargo build "${release[@]}" --features sealed-state --example everything >&2)
+  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/$profile/examples/everything
 fi
 [[ -x "$BIN" ]] || { echo "$TAG: server binary not found or not executable: $BIN" >&2; exit 1; }
 
@@ -203,6 +220,8 @@ EOF
     cat <<EOF
     server {
         listen 127.0.0.1:$NGINX_PORT;
+        # A client that makes many calls on one connection keeps it (default 1000).
+        keepalive_requests 100000;
         location /mcp {
             proxy_pass http://\$mcp_backend;
             proxy_http_version 1.1;
@@ -243,6 +262,13 @@ elif ! start_nginx; then
   fail "nginx start"
 else
   started=1
+fi
+
+if [[ "$started" == 1 && "$bench" == 1 ]]; then
+  echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}" >&2
+  (cd "$ROOT" && cargo bench --features sealed-state --bench http -- \
+    --at "direct=127.0.0.1:${PORTS[a]}" --at "nginx=127.0.0.1:$NGINX_PORT" "${bench_args[@]}")
+  exit $?
 fi
 
 if [[ "$started" == 1 ]]; then

@@ -16,7 +16,9 @@ NAME --session-prefix NAME. --state-key-file F --redis URL``) and nginx in front
    lands on another instance (sent straight to another instance when nginx picks the same
    one) completes with "Hello, Ada!" (sealed requestState).
 3. A 2025-11-25 session through nginx (initialize, notifications/initialized, tools/call,
-   a GET stream, a POST answered as SSE) is served by its owner throughout.
+   a GET stream, a POST answered as SSE) is served by its owner throughout; a POST answered
+   as SSE, dropped after its first event, resumes through nginx with a ``Last-Event-ID`` GET
+   and gets every later event once, and the answer.
 4. The Redis bus: ``notify_changed`` on one instance reaches a ``subscriptions/listen``
    stream held on a second and a 2025-11-25 GET stream held on a third. With
    ``--bus-pending`` (a binary without ``--redis``) its results are ``note pending`` lines,
@@ -116,18 +118,21 @@ def modern_headers(method: str, name: str | None = None) -> dict[str, str]:
     return headers
 
 
-def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """JSON-RPC messages from SSE lines (comments such as keepalives skipped)."""
+def sse_records(lines: Iterator[str]) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """(event id, JSON-RPC message) from SSE lines; comments such as keepalives and
+    events without JSON data (the priming event) are skipped."""
     data: list[str] = []
+    event_id: str | None = None
     for line in lines:
         if line == "":
             if data:
                 text = "\n".join(data)
                 data = []
                 try:
-                    yield json.loads(text)
+                    yield event_id, json.loads(text)
                 except ValueError:
-                    continue
+                    pass
+            event_id = None
             continue
         if line.startswith(":"):
             continue
@@ -136,6 +141,14 @@ def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
             value = value[1:]
         if field == "data":
             data.append(value)
+        elif field == "id":
+            event_id = value
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """JSON-RPC messages from SSE lines (comments such as keepalives skipped)."""
+    for _, message in sse_records(lines):
+        yield message
 
 
 def messages_of(response: httpx2.Response) -> list[dict[str, Any]]:
@@ -233,7 +246,8 @@ class Stream:
             all_headers.setdefault("Accept", "text/event-stream")
         request = raw.http.build_request(method, url, headers=all_headers, content=content)
         self.response = raw.http.send(request, stream=True)
-        self.events = sse_events(self.response.iter_lines())
+        self.records = sse_records(self.response.iter_lines())
+        self.events = (message for _, message in self.records)
 
     def headers(self) -> httpx2.Headers:
         return self.response.headers
@@ -361,6 +375,43 @@ class Run:
             stream.close()
         expect(all(s == owner for s in served), f"session of {owner} served by {served}")
         REPORT.note(f"2025-11-25 session {sid[:10]}… served by {owner} for {len(served)} responses")
+
+    # 3b ------------------------------------------------------------------
+    def resume(self) -> None:
+        """A POST answered as SSE, dropped after its first progress event and resumed
+        through nginx with a GET carrying ``Last-Event-ID`` (2025-11-25 transports,
+        "Resumability and Redelivery"): the owner replays every later event, once."""
+        init, sid = self.raw.legacy_initialize(self.nginx)
+        owner = init.headers.get("mcp-instance")
+        headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+        id_ = self.raw.new_id()
+        params = {"name": "slow", "arguments": {"seconds": 1.0}, "_meta": {"progressToken": "resume"}}
+        post = Stream(self.raw, "POST", self.nginx, headers, rpc(id_, "tools/call", params))
+        try:
+            expect(post.response.status_code == 200, f"slow: HTTP {post.response.status_code}")
+            first_id, first = next(post.records)
+            expect(first.get("method") == "notifications/progress", f"first event: {short(first)}")
+            expect(bool(first_id), "the progress event has no id to resume from")
+        finally:
+            post.close()  # the client's connection drops; the handler runs on
+        resumed = Stream(self.raw, "GET", self.nginx, {**headers, "Last-Event-ID": str(first_id)})
+        progress = [first["params"]["progress"]]
+        answer = None
+        try:
+            expect(resumed.response.status_code == 200, f"resuming GET: HTTP {resumed.response.status_code}")
+            expect(resumed.headers().get("mcp-instance") == owner, f"resumed on {resumed.headers().get('mcp-instance')}")
+            for _, message in resumed.records:
+                if message.get("method") == "notifications/progress":
+                    progress.append(message["params"]["progress"])
+                elif message.get("id") == id_:
+                    answer = message
+                    break
+        finally:
+            resumed.close()
+        expect(answer is not None and "result" in answer, f"no answer after the resume: {short(answer)}")
+        steps = list(range(1, 11))
+        expect(progress == steps, f"progress seen {progress}, expected {steps} (lost or repeated events)")
+        REPORT.note(f"resumed after event {first_id} on {owner}: {len(progress) - 1} progress events and the answer replayed")
 
     # 4 -------------------------------------------------------------------
     def bus(self) -> None:
@@ -548,6 +599,7 @@ def main() -> None:
     run_check("1. 2026-07-28 tools/call through nginx reaches every instance", run.spread)
     run_check("2. multi-round 2026-07-28 call completes on another instance (sealed requestState)", run.multi_round)
     run_check("3. 2025-11-25 session through nginx is served by its owner throughout", run.legacy_session)
+    run_check("3. a dropped 2025-11-25 POST stream resumes through nginx with Last-Event-ID, no event lost", run.resume)
     run_check(
         "4. Redis bus: notify_changed on one instance reaches a listen stream and a GET stream on two others",
         run.bus,
