@@ -25,7 +25,6 @@ impl Alphabet {
         Some(u32::from(v))
     }
 
-    #[cfg(feature = "sealed-state")]
     fn char(self, v: u32) -> char {
         const UPPER_LOWER_DIGITS: &[u8; 62] =
             b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -70,8 +69,16 @@ pub(crate) fn decode_unpadded(text: &str, alphabet: Alphabet) -> Option<Vec<u8>>
     Some(out)
 }
 
+/// Standard base64 with padding (the client's `=?base64?…?=` headers).
+pub(crate) fn encode_padded(bytes: &[u8]) -> String {
+    let mut out = encode_unpadded(bytes, Alphabet::Standard);
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    out
+}
+
 /// `bytes` in base64 without padding, in `alphabet`.
-#[cfg(feature = "sealed-state")]
 pub(crate) fn encode_unpadded(bytes: &[u8], alphabet: Alphabet) -> String {
     let mut out = String::with_capacity(bytes.len() * 4 / 3 + 3);
     for chunk in bytes.chunks(3) {

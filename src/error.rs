@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::client::BearerChallenge;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject};
 use crate::protocol::{ElicitRequestUrlParams, Era};
 
@@ -71,6 +72,30 @@ pub enum ErrorKind {
     /// A failure described by a message. For `tools/call` it becomes a
     /// result with `isError: true`; elsewhere `-32603`.
     Message(String),
+    /// [`Client`](crate::Client): the server answered a request with this
+    /// JSON-RPC error (code, message, data as sent).
+    Server(ErrorObject),
+    /// [`Client`](crate::Client): the server broke the protocol (a reply
+    /// that is not JSON-RPC, a result of the wrong shape, a message over
+    /// the size limit, an HTTP answer of the wrong media type). The text
+    /// says what it sent.
+    Protocol(String),
+    /// [`Client`](crate::Client) over HTTP: an HTTP status without a
+    /// JSON-RPC answer. For `401` and `403` the `WWW-Authenticate`
+    /// challenge is parsed (MCP authorization, RFC 6750 §3, RFC 9728 §5.1).
+    Http {
+        /// The status code, e.g. `401`.
+        status: u16,
+        /// The `Bearer` challenge of a `401` or `403`, if there was one.
+        challenge: Option<BearerChallenge>,
+        /// The start of the body, for the message.
+        body: String,
+    },
+    /// [`Client`](crate::Client) over HTTP: the server answered `404` to a
+    /// request carrying the session id, so the session is gone
+    /// (2025-11-25 transports, "Session Management"); a new `initialize`
+    /// starts another one.
+    SessionExpired,
 }
 
 impl Error {
@@ -242,6 +267,23 @@ impl fmt::Display for Error {
             ErrorKind::ThreadPanicked(name) => write!(f, "thread {} panicked", name),
             ErrorKind::InputRequired => write!(f, "input required from the client"),
             ErrorKind::Message(m) => write!(f, "{}", m),
+            ErrorKind::Server(e) => write!(f, "the server answered with an error: {}", e),
+            ErrorKind::Protocol(m) => write!(f, "protocol error: {}", m),
+            ErrorKind::Http {
+                status,
+                challenge,
+                body,
+            } => {
+                write!(f, "HTTP {}", status)?;
+                if let Some(c) = challenge {
+                    write!(f, " ({})", c)?;
+                }
+                if !body.is_empty() {
+                    write!(f, ": {}", body)?;
+                }
+                Ok(())
+            }
+            ErrorKind::SessionExpired => write!(f, "the server ended the session (HTTP 404)"),
         }
     }
 }

@@ -121,8 +121,10 @@
 
 mod base64;
 mod cancel;
+mod client;
 mod error;
 mod jsonrpc;
+mod lines;
 mod protocol;
 mod serve;
 mod server;
@@ -160,6 +162,9 @@ pub use transport::http::{
 #[cfg(feature = "sealed-state")]
 pub use server::SealedStateCodec;
 pub use server::{Change, ChangeBus, ChangeEvent};
+
+// The blocking client.
+pub use client::{BearerChallenge, CallOptions, CancelToken, Client, ClientBuilder, StderrMode};
 
 // Errors.
 pub use error::{Error, ErrorKind};

@@ -12,6 +12,7 @@
 mod support;
 
 mod auth;
+mod client;
 mod deploy;
 
 mod fixes;

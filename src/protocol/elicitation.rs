@@ -122,3 +122,33 @@ pub struct ElicitResult {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,
 }
+
+impl ElicitResult {
+    /// `accept` with the form's values (form mode), or `None` (URL mode:
+    /// the user agreed to open the URL).
+    pub fn accept(content: Option<JsonObject>) -> ElicitResult {
+        ElicitResult {
+            action: ElicitAction::Accept,
+            content,
+            meta: None,
+        }
+    }
+
+    /// `decline`: the user said no.
+    pub fn decline() -> ElicitResult {
+        ElicitResult {
+            action: ElicitAction::Decline,
+            content: None,
+            meta: None,
+        }
+    }
+
+    /// `cancel`: the user dismissed the request without choosing.
+    pub fn cancel() -> ElicitResult {
+        ElicitResult {
+            action: ElicitAction::Cancel,
+            content: None,
+            meta: None,
+        }
+    }
+}

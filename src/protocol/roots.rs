@@ -17,6 +17,23 @@ pub struct Root {
     pub meta: Option<JsonObject>,
 }
 
+impl Root {
+    /// A root with a URI (`file://…`) and no name.
+    pub fn new(uri: impl Into<String>) -> Root {
+        Root {
+            uri: uri.into(),
+            name: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the display name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Root {
+        self.name = Some(name.into());
+        self
+    }
+}
+
 /// Result of `roots/list`: `{"roots"}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -26,4 +43,11 @@ pub struct ListRootsResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,
+}
+
+impl ListRootsResult {
+    /// The result listing these roots.
+    pub fn new(roots: Vec<Root>) -> ListRootsResult {
+        ListRootsResult { roots, meta: None }
+    }
 }

@@ -110,6 +110,21 @@ pub struct CreateMessageResult {
 }
 
 impl CreateMessageResult {
+    /// An `assistant` answer with one text block from `model`, stop reason
+    /// `endTurn`: what a client's sampling handler usually returns.
+    pub fn assistant_text(
+        text: impl Into<String>,
+        model: impl Into<String>,
+    ) -> CreateMessageResult {
+        CreateMessageResult {
+            role: Role::Assistant,
+            content: serde_json::json!({ "type": "text", "text": text.into() }),
+            model: model.into(),
+            stop_reason: Some("endTurn".into()),
+            meta: None,
+        }
+    }
+
     /// The text of the first text block, if any.
     pub fn text(&self) -> Option<&str> {
         let first_text = |v: &'_ Value| -> bool { v["type"] == "text" };

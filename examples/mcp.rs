@@ -1,0 +1,480 @@
+//! `mcp`: a small command-line MCP client built on [`tiny_mcp::Client`].
+//!
+//! ```text
+//! mcp --stdio "my-server --flag" tools
+//! mcp --http http://127.0.0.1:8080/mcp --token TOKEN call echo text=hi
+//! mcp --http URL call add a:=1 b:=2          # key:=JSON, key=string
+//! mcp --http URL call add --json '{"a":1,"b":2}'
+//! mcp --stdio "server" --pretty read test://static-text
+//! ```
+//!
+//! Commands: `info`, `ping`, `tools`, `call NAME [ARGS]`, `resources`,
+//! `read URI`, `prompts`, `prompt NAME [ARGS]`, `complete prompt|resource
+//! NAME|URI ARGUMENT VALUE`. Output is one line of JSON (the result as
+//! the server sent it, in the crate's types) unless `--pretty` asks for a
+//! readable form. Progress goes to stderr while a call runs. When stdin
+//! is a terminal, elicitation requests are answered there; otherwise the
+//! client declares no elicitation capability.
+//!
+//! Exit codes: 0 success; 1 the tool reported an error (`isError`); 2
+//! usage; 3 the server answered with a JSON-RPC error or broke the
+//! protocol; 4 the connection failed (cannot start or reach the server,
+//! timeout, HTTP status, session ended).
+//!
+//! Build it as one static binary like the server: see the README.
+
+use std::io::{self, BufRead, Write};
+use std::process::{self, Command};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tiny_mcp::{
+    CallOptions, Client, ClientBuilder, ElicitRequestParams, ElicitResult, Era, Error, ErrorKind,
+    JsonObject, Reference, Root,
+};
+
+const USAGE: &str = "\
+usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
+
+connection:
+  --stdio \"CMD ARGS\"   start the server as a child and speak over its stdio
+  --http URL          a Streamable HTTP endpoint (http://host:port/path)
+  --token TOKEN       send Authorization: Bearer TOKEN (HTTP)
+  --era VERSION       speak only 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)
+  --timeout SECONDS   per request (default 60)
+  --root PATH         expose a root (file://PATH); repeatable
+options:
+  --pretty            a readable form instead of one line of JSON
+commands:
+  info | ping | tools | resources | prompts
+  call NAME [key=value | key:=JSON ...] | call NAME --json '{...}'
+  read URI
+  prompt NAME [key=value ...]
+  complete prompt NAME ARGUMENT VALUE | complete resource URI ARGUMENT VALUE
+
+exit codes: 0 ok, 1 tool error, 2 usage, 3 protocol error, 4 connection failure";
+
+/// Exit codes.
+const TOOL_ERROR: i32 = 1;
+const USAGE_ERROR: i32 = 2;
+const PROTOCOL_ERROR: i32 = 3;
+const CONNECTION_ERROR: i32 = 4;
+
+struct Args {
+    stdio: Option<String>,
+    http: Option<String>,
+    token: Option<String>,
+    era: Option<Era>,
+    timeout: Duration,
+    roots: Vec<String>,
+    pretty: bool,
+    command: Vec<String>,
+}
+
+fn main() {
+    let args = match parse_args(std::env::args().skip(1).collect()) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("mcp: {}\n\n{}", message, USAGE);
+            process::exit(USAGE_ERROR);
+        }
+    };
+    let code = match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcp: {}", e);
+            exit_code(&e)
+        }
+    };
+    process::exit(code);
+}
+
+/// Which exit code an error gets.
+fn exit_code(e: &Error) -> i32 {
+    match e.kind() {
+        ErrorKind::Server(_) | ErrorKind::Protocol(_) | ErrorKind::Json(_) => PROTOCOL_ERROR,
+        ErrorKind::InvalidParams(_) => USAGE_ERROR,
+        _ => CONNECTION_ERROR,
+    }
+}
+
+fn parse_args(raw: Vec<String>) -> Result<Args, String> {
+    let mut args = Args {
+        stdio: None,
+        http: None,
+        token: None,
+        era: None,
+        timeout: Duration::from_secs(60),
+        roots: Vec::new(),
+        pretty: false,
+        command: Vec::new(),
+    };
+    // `--pretty` may come anywhere, also after the command.
+    args.pretty = raw.iter().any(|a| a == "--pretty");
+    let mut raw = raw.into_iter().filter(|a| a != "--pretty");
+    while let Some(arg) = raw.next() {
+        let mut value = |name: &str| raw.next().ok_or_else(|| format!("{} needs a value", name));
+        match arg.as_str() {
+            "--stdio" => args.stdio = Some(value("--stdio")?),
+            "--http" => args.http = Some(value("--http")?),
+            "--token" => args.token = Some(value("--token")?),
+            "--era" => {
+                args.era = Some(match value("--era")?.as_str() {
+                    "2025-11-25" => Era::V2025_11_25,
+                    "2026-07-28" => Era::V2026_07_28,
+                    other => {
+                        return Err(format!(
+                            "--era takes 2025-11-25 or 2026-07-28, not {}",
+                            other
+                        ))
+                    }
+                })
+            }
+            "--timeout" => {
+                let text = value("--timeout")?;
+                let secs: f64 = text
+                    .parse()
+                    .map_err(|_| format!("--timeout needs seconds, not {}", text))?;
+                if !(secs > 0.0 && secs.is_finite()) {
+                    return Err(format!("--timeout needs seconds, not {}", text));
+                }
+                args.timeout = Duration::from_secs_f64(secs);
+            }
+            "--root" => args.roots.push(value("--root")?),
+            "-h" | "--help" => {
+                println!("{}", USAGE);
+                process::exit(0);
+            }
+            _ => {
+                args.command.push(arg);
+                args.command.extend(raw);
+                break;
+            }
+        }
+    }
+    match (&args.stdio, &args.http) {
+        (Some(_), Some(_)) => return Err("give --stdio or --http, not both".into()),
+        (None, None) => return Err("give --stdio \"CMD ARGS\" or --http URL".into()),
+        _ => {}
+    }
+    if args.command.is_empty() {
+        return Err("no command".into());
+    }
+    Ok(args)
+}
+
+fn run(args: &Args) -> Result<i32, Error> {
+    let client = connect(args)?;
+    let command: Vec<&str> = args.command.iter().map(String::as_str).collect();
+    let output = match command.as_slice() {
+        ["info"] => info(&client),
+        ["ping"] => client.ping().map(|_| json!({})),
+        ["tools"] => to_json(client.list_tools()?),
+        ["resources"] => Ok(json!({
+            "resources": to_json(client.list_resources()?)?,
+            "resourceTemplates": to_json(client.list_resource_templates()?)?,
+        })),
+        ["prompts"] => to_json(client.list_prompts()?),
+        ["read", uri] => to_json(client.read_resource(uri)?),
+        ["prompt", name, rest @ ..] => prompt(&client, name, rest),
+        ["call", name, rest @ ..] => return call(&client, name, rest, args.pretty),
+        ["complete", kind, target, argument, value] => {
+            complete(&client, kind, target, argument, value)
+        }
+        _ => Err(Error::invalid_params(format!(
+            "unknown command: {}",
+            command.join(" ")
+        ))),
+    }?;
+    print(&command, &output, args.pretty);
+    Ok(0)
+}
+
+fn connect(args: &Args) -> Result<Client, Error> {
+    let mut builder: ClientBuilder =
+        Client::builder("mcp", env!("CARGO_PKG_VERSION")).request_timeout(args.timeout);
+    if let Some(era) = args.era {
+        builder = builder.era(era);
+    }
+    if !args.roots.is_empty() {
+        let roots = args
+            .roots
+            .iter()
+            .map(|p| Root::new(format!("file://{}", p)))
+            .collect();
+        builder = builder.roots(roots);
+    }
+    if let Some(token) = args.token.clone() {
+        builder = builder.bearer_token(move || Some(token.clone()));
+    }
+    if stdin_is_terminal() {
+        builder = builder.on_elicitation(elicit_on_terminal);
+    }
+    match (&args.stdio, &args.http) {
+        (Some(line), _) => {
+            let words = split_command(line).map_err(Error::invalid_params)?;
+            let (program, rest) = words
+                .split_first()
+                .ok_or_else(|| Error::invalid_params("--stdio needs a command"))?;
+            let mut command = Command::new(program);
+            command.args(rest);
+            builder.connect_stdio(command)
+        }
+        (None, Some(url)) => builder.connect_http(url),
+        (None, None) => Err(Error::invalid_params("no server")),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: T) -> Result<Value, Error> {
+    Ok(serde_json::to_value(value)?)
+}
+
+fn info(client: &Client) -> Result<Value, Error> {
+    Ok(json!({
+        "era": match client.era() { Era::V2026_07_28 => "2026-07-28", _ => "2025-11-25" },
+        "protocolVersion": client.protocol_version(),
+        "serverInfo": client.server_info(),
+        "capabilities": client.server_capabilities(),
+        "instructions": client.instructions(),
+        "sessionId": client.session_id(),
+    }))
+}
+
+fn call(client: &Client, name: &str, rest: &[&str], pretty: bool) -> Result<i32, Error> {
+    let arguments = arguments(rest)?;
+    let options = CallOptions::new().on_progress(|p| {
+        let total = p.total.map_or_else(String::new, |t| format!("/{}", t));
+        let message = p.message.as_deref().unwrap_or("");
+        eprintln!("mcp: progress {}{} {}", p.progress, total, message);
+    });
+    let result = client.call_tool_with(name, Value::Object(arguments), &options)?;
+    let output = to_json(&result)?;
+    print(&["call"], &output, pretty);
+    Ok(if result.is_error == Some(true) {
+        TOOL_ERROR
+    } else {
+        0
+    })
+}
+
+fn prompt(client: &Client, name: &str, rest: &[&str]) -> Result<Value, Error> {
+    let arguments = arguments(rest)?;
+    let mut pairs = Vec::new();
+    for (key, value) in &arguments {
+        match value {
+            Value::String(s) => pairs.push((key.as_str(), s.as_str())),
+            _ => {
+                return Err(Error::invalid_params(
+                    "prompt arguments are strings: use key=value",
+                ))
+            }
+        }
+    }
+    to_json(client.get_prompt(name, &pairs)?)
+}
+
+fn complete(
+    client: &Client,
+    kind: &str,
+    target: &str,
+    argument: &str,
+    value: &str,
+) -> Result<Value, Error> {
+    let reference = match kind {
+        "prompt" => Reference::Prompt {
+            name: target.into(),
+        },
+        "resource" => Reference::Resource { uri: target.into() },
+        _ => return Err(Error::invalid_params("complete takes prompt or resource")),
+    };
+    to_json(client.complete(reference, argument, value)?)
+}
+
+/// `key=value` (a string), `key:=JSON`, or `--json '{…}'`.
+fn arguments(rest: &[&str]) -> Result<JsonObject, Error> {
+    if let ["--json", text] = rest {
+        return match serde_json::from_str(text) {
+            Ok(Value::Object(object)) => Ok(object),
+            _ => Err(Error::invalid_params("--json needs a JSON object")),
+        };
+    }
+    let mut object = JsonObject::new();
+    for item in rest {
+        if let Some((key, json)) = item.split_once(":=") {
+            let value = serde_json::from_str(json)
+                .map_err(|e| Error::invalid_params(format!("{}: not JSON: {}", item, e)))?;
+            object.insert(key.to_string(), value);
+        } else if let Some((key, value)) = item.split_once('=') {
+            object.insert(key.to_string(), Value::from(value));
+        } else {
+            return Err(Error::invalid_params(format!(
+                "{}: expected key=value or key:=JSON",
+                item
+            )));
+        }
+    }
+    Ok(object)
+}
+
+fn print(command: &[&str], output: &Value, pretty: bool) {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let _ = if pretty {
+        writeln!(
+            out,
+            "{}",
+            readable(command.first().copied().unwrap_or(""), output)
+        )
+    } else {
+        writeln!(out, "{}", output)
+    };
+}
+
+/// The readable form: names and descriptions for lists, text for results.
+fn readable(command: &str, output: &Value) -> String {
+    let line = |item: &Value, key: &str| {
+        let name = item[key].as_str().unwrap_or("?");
+        match item["description"].as_str() {
+            Some(d) => format!("{}  {}", name, d),
+            None => name.to_string(),
+        }
+    };
+    let list = |items: &Value, key: &str| {
+        items.as_array().map_or_else(Vec::new, |a| {
+            a.iter().map(|i| line(i, key)).collect::<Vec<_>>()
+        })
+    };
+    match command {
+        "tools" | "prompts" => list(output, "name").join("\n"),
+        "resources" => {
+            let mut lines = list(&output["resources"], "uri");
+            lines.extend(list(&output["resourceTemplates"], "uriTemplate"));
+            lines.join("\n")
+        }
+        "call" | "read" | "prompt" => contents(output),
+        _ => serde_json::to_string_pretty(output).unwrap_or_default(),
+    }
+}
+
+/// The text of content blocks (call, prompt messages) or resource contents.
+fn contents(output: &Value) -> String {
+    let mut parts = Vec::new();
+    let mut push = |block: &Value| match block["text"].as_str() {
+        Some(text) => parts.push(text.to_string()),
+        None => parts.push(format!(
+            "[{}]",
+            block["type"]
+                .as_str()
+                .or_else(|| block["mimeType"].as_str())
+                .unwrap_or("data")
+        )),
+    };
+    for key in ["content", "contents"] {
+        for block in output[key].as_array().into_iter().flatten() {
+            push(block);
+        }
+    }
+    for message in output["messages"].as_array().into_iter().flatten() {
+        push(&message["content"]);
+    }
+    if let Some(structured) = output.get("structuredContent") {
+        parts.push(structured.to_string());
+    }
+    parts.join("\n")
+}
+
+/// Words of `--stdio`, split on spaces, with '…' and "…" quoting.
+fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut in_word = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'') | (None, '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(format!("unbalanced quote in --stdio {:?}", line));
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// Linux: stdin is a terminal when fd 0 is a tty or pts device.
+fn stdin_is_terminal() -> bool {
+    std::fs::read_link("/proc/self/fd/0")
+        .map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            target.starts_with("/dev/pts/") || target.starts_with("/dev/tty")
+        })
+        .unwrap_or(false)
+}
+
+/// Asks on the terminal (stderr for the questions, stdin for answers).
+fn elicit_on_terminal(request: ElicitRequestParams) -> Result<ElicitResult, Error> {
+    let stdin = io::stdin();
+    let ask = |question: &str| -> Result<String, Error> {
+        eprint!("{}", question);
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        Ok(line.trim().to_string())
+    };
+    match request {
+        ElicitRequestParams::Url(url) => {
+            eprintln!("mcp: the server asks: {}\n  open {}", url.message, url.url);
+            let answer = ask("  accept? [y/N] ")?;
+            Ok(if answer.eq_ignore_ascii_case("y") {
+                ElicitResult::accept(None)
+            } else {
+                ElicitResult::decline()
+            })
+        }
+        ElicitRequestParams::Form(form) => {
+            eprintln!("mcp: the server asks: {}", form.message);
+            let mut values = JsonObject::new();
+            let properties = form.requested_schema["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (name, schema) in properties {
+                let kind = schema["type"].as_str().unwrap_or("string");
+                let answer = ask(&format!("  {} ({}): ", name, kind))?;
+                if answer.is_empty() {
+                    continue;
+                }
+                let value = match kind {
+                    "number" | "integer" | "boolean" => {
+                        serde_json::from_str(&answer).unwrap_or(Value::from(answer))
+                    }
+                    _ => Value::from(answer),
+                };
+                values.insert(name, value);
+            }
+            let answer = ask("  send? [Y/n] ")?;
+            Ok(if answer.eq_ignore_ascii_case("n") {
+                ElicitResult::decline()
+            } else {
+                ElicitResult::accept(Some(values))
+            })
+        }
+        _ => Ok(ElicitResult::decline()),
+    }
+}

@@ -1,0 +1,258 @@
+//! `ClientBuilder`: who the client is, what it answers, its timeouts and
+//! limits, and the three ways to connect.
+
+use std::fmt;
+use std::io::{BufRead, Write};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::duplex::{Duplex, DuplexLimits};
+use super::http::{HttpLink, HttpSettings};
+use super::inbox::{Handlers, Inbox};
+use super::stdio::{self, StderrMode};
+use super::Client;
+use crate::error::Error;
+use crate::jsonrpc::Notification;
+use crate::protocol::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
+    Implementation, ListRootsResult, Root,
+};
+
+/// Builds a [`Client`]: `Client::builder(name, version)`, then settings,
+/// then one of the `connect_*` methods.
+///
+/// ```no_run
+/// use std::process::Command;
+/// use tiny_mcp::{Client, ElicitResult};
+///
+/// let mut server = Command::new("my-mcp-server");
+/// server.arg("--stdio");
+/// let client = Client::builder("my-tool", "1.0.0")
+///     .on_elicitation(|_request| Ok(ElicitResult::decline()))
+///     .connect_stdio(server)?;
+/// for tool in client.list_tools()? {
+///     println!("{}", tool.name);
+/// }
+/// # Ok::<(), tiny_mcp::Error>(())
+/// ```
+pub struct ClientBuilder {
+    pub(crate) info: Implementation,
+    pub(crate) handlers: Handlers,
+    pub(crate) era: Option<Era>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) max_pending: usize,
+    pub(crate) stderr: StderrMode,
+    pub(crate) token: Option<Arc<super::http::TokenFn>>,
+}
+
+impl ClientBuilder {
+    pub(crate) fn new(name: &str, version: &str) -> ClientBuilder {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            handlers: Handlers::default(),
+            era: None,
+            request_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            max_message_bytes: 16 * 1024 * 1024,
+            max_pending: 1024,
+            stderr: StderrMode::Inherit,
+            token: None,
+        }
+    }
+
+    /// Who the client is, beyond name and version (`title`, `icons`, …):
+    /// `clientInfo` of `initialize`, and of every 2026-07-28 request.
+    pub fn client_info(mut self, info: Implementation) -> ClientBuilder {
+        self.info = info;
+        self
+    }
+
+    /// Speaks only `era`. By default the client tries 2026-07-28 first
+    /// (`server/discover`) and falls back to the 2025-11-25 `initialize`
+    /// handshake when the server does not serve it (basic/versioning,
+    /// VER-3, DISC-3).
+    pub fn era(mut self, era: Era) -> ClientBuilder {
+        self.era = Some(era);
+        self
+    }
+
+    /// How long a request may wait for its answer unless its
+    /// [`CallOptions`](crate::CallOptions) say otherwise. Default: 60 s.
+    pub fn request_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long connecting to an HTTP server may take. Default: 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The largest message (a stdio line, a JSON body, one SSE event) the
+    /// client accepts, in bytes; a larger one is dropped (stdio) or fails
+    /// its call with [`ErrorKind::Protocol`](crate::ErrorKind::Protocol)
+    /// or `Io` (HTTP). Default: 16 MiB.
+    pub fn max_message_bytes(mut self, bytes: usize) -> ClientBuilder {
+        self.max_message_bytes = bytes.max(1024);
+        self
+    }
+
+    /// How many requests may wait for answers at once on a stdio or I/O
+    /// connection; one more fails at once. Default: 1024.
+    pub fn max_pending(mut self, requests: usize) -> ClientBuilder {
+        self.max_pending = requests.max(1);
+        self
+    }
+
+    /// What happens to a stdio server's stderr. Default:
+    /// [`StderrMode::Inherit`].
+    pub fn stderr(mut self, mode: StderrMode) -> ClientBuilder {
+        self.stderr = mode;
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every HTTP request, the
+    /// token asked of `token` each time (so a refreshed one is used at
+    /// once); `None` sends none (basic/authorization "Access Token Usage").
+    /// A `401` or `403` comes back as
+    /// [`ErrorKind::Http`](crate::ErrorKind::Http) with the server's
+    /// [`BearerChallenge`](crate::BearerChallenge).
+    pub fn bearer_token(
+        mut self,
+        token: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) -> ClientBuilder {
+        self.token = Some(Arc::new(token));
+        self
+    }
+
+    /// Answers `sampling/createMessage` (client/sampling), and declares
+    /// the `sampling` capability. The same closure answers a 2026-07-28
+    /// `input_required` sampling request.
+    pub fn on_sampling(
+        mut self,
+        f: impl Fn(CreateMessageRequestParams) -> Result<CreateMessageResult, Error>
+            + Send
+            + Sync
+            + 'static,
+    ) -> ClientBuilder {
+        self.handlers.sampling = Some(Arc::new(f));
+        self
+    }
+
+    /// Answers `elicitation/create`, form and URL mode (client/elicitation),
+    /// and declares `elicitation: {form, url}`; also for 2026-07-28
+    /// `input_required` rounds.
+    pub fn on_elicitation(
+        mut self,
+        f: impl Fn(ElicitRequestParams) -> Result<ElicitResult, Error> + Send + Sync + 'static,
+    ) -> ClientBuilder {
+        self.handlers.elicitation = Some(Arc::new(f));
+        self
+    }
+
+    /// Answers `roots/list` with these roots (client/roots) and declares
+    /// `roots`.
+    pub fn roots(self, roots: Vec<Root>) -> ClientBuilder {
+        self.on_roots(move || Ok(ListRootsResult::new(roots.clone())))
+    }
+
+    /// Answers `roots/list` with what `f` returns each time.
+    pub fn on_roots(
+        mut self,
+        f: impl Fn() -> Result<ListRootsResult, Error> + Send + Sync + 'static,
+    ) -> ClientBuilder {
+        self.handlers.roots = Some(Arc::new(f));
+        self
+    }
+
+    /// Called with every notification from the server except progress
+    /// (which goes to its call's [`CallOptions::on_progress`](crate::CallOptions::on_progress)):
+    /// `notifications/message`, `…/list_changed`, `notifications/resources/updated`,
+    /// and anything else. It runs on the thread that reads the server's
+    /// messages: keep it short, or hand the notification to a channel.
+    pub fn on_notification(
+        mut self,
+        f: impl Fn(&Notification) + Send + Sync + 'static,
+    ) -> ClientBuilder {
+        self.handlers.notification = Some(Arc::new(f));
+        self
+    }
+
+    fn limits(&self) -> DuplexLimits {
+        DuplexLimits {
+            max_message_bytes: self.max_message_bytes,
+            max_pending: self.max_pending,
+        }
+    }
+
+    /// Starts `command` as the server and connects over its stdin and
+    /// stdout (basic/transports "stdio"). The child is ended when the
+    /// client closes or drops: its stdin is closed, and it is killed if it
+    /// has not exited 2 s later.
+    ///
+    /// # Errors
+    ///
+    /// The command cannot start, or connecting fails (see
+    /// [`connect_io`](Self::connect_io)).
+    pub fn connect_stdio(self, command: Command) -> Result<Client, Error> {
+        let inbox = Arc::new(Inbox::new(self.handlers.clone()));
+        let (duplex, child) =
+            stdio::spawn(command, self.stderr, Arc::clone(&inbox), self.limits())?;
+        Client::start(self, Arc::new(duplex), inbox, Some(child), None)
+    }
+
+    /// Connects over a reader and a writer of newline-delimited JSON-RPC:
+    /// the mirror of [`Server::serve_io`](crate::Server::serve_io).
+    ///
+    /// # Errors
+    ///
+    /// The negotiation fails: the server's error, a timeout, or the input
+    /// ended.
+    pub fn connect_io(
+        self,
+        reader: impl BufRead + Send + 'static,
+        writer: impl Write + Send + 'static,
+    ) -> Result<Client, Error> {
+        let inbox = Arc::new(Inbox::new(self.handlers.clone()));
+        let duplex = Duplex::start(
+            Box::new(reader),
+            Box::new(writer),
+            Arc::clone(&inbox),
+            self.limits(),
+            Box::new(|| "the server closed the connection".to_string()),
+        )?;
+        Client::start(self, Arc::new(duplex), inbox, None, None)
+    }
+
+    /// Connects to a Streamable HTTP endpoint, `http://host:port/path`
+    /// (basic/transports "Streamable HTTP").
+    ///
+    /// # Errors
+    ///
+    /// The URL is not `http://`, the server cannot be reached, or the
+    /// negotiation fails.
+    pub fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let inbox = Arc::new(Inbox::new(self.handlers.clone()));
+        let settings = HttpSettings {
+            connect_timeout: self.connect_timeout,
+            max_message_bytes: self.max_message_bytes,
+            token: self.token.clone(),
+        };
+        let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
+        Client::start(self, link.clone(), inbox, None, Some(link))
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("info", &self.info)
+            .field("era", &self.era)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}

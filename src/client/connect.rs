@@ -1,0 +1,158 @@
+//! Settling the era when connecting: `server/discover` first, the
+//! `initialize` handshake when the server does not serve 2026-07-28
+//! (basic/versioning; VER-3, DISC-3, ERA-5; basic/lifecycle
+//! "Initialization", 2025-11-25).
+
+use serde_json::Value;
+
+use super::{envelope, CallOptions, Client};
+use crate::error::{Error, ErrorKind};
+use crate::jsonrpc::JsonObject;
+use crate::protocol::{
+    meta, methods, notifications, versions, Era, Implementation, InitializeResult,
+    ServerCapabilities,
+};
+
+/// What connecting settled on.
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated {
+    pub(crate) era: Era,
+    pub(crate) protocol_version: String,
+    pub(crate) server_info: Option<Implementation>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) instructions: Option<String>,
+}
+
+impl Default for Negotiated {
+    /// Before negotiation: requests go out without an envelope.
+    fn default() -> Negotiated {
+        Negotiated {
+            era: Era::V2025_11_25,
+            protocol_version: versions::LATEST.to_string(),
+            server_info: None,
+            capabilities: ServerCapabilities::default(),
+            instructions: None,
+        }
+    }
+}
+
+/// Settles the era: `pinned`, or 2026-07-28 when the server serves it and
+/// 2025-11-25 otherwise.
+pub(crate) fn negotiate(client: &Client, pinned: Option<Era>) -> Result<Negotiated, Error> {
+    if pinned == Some(Era::V2025_11_25) {
+        return initialize(client);
+    }
+    match discover(client) {
+        Ok(Some(negotiated)) => Ok(negotiated),
+        Ok(None) if pinned.is_none() => initialize(client),
+        Ok(None) => Err(Error::msg(
+            "the server does not serve 2026-07-28 (server/discover lists no modern version)",
+        )),
+        Err(e) if pinned.is_none() && falls_back(&e) => {
+            log::debug!("server/discover failed ({}); trying initialize", e);
+            initialize(client)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// An answer that says "not a 2026-07-28 server", as opposed to one that
+/// says nothing could be asked (the connection failed, a timeout, no
+/// authorization).
+fn falls_back(e: &Error) -> bool {
+    match e.kind() {
+        ErrorKind::Server(_) | ErrorKind::Protocol(_) | ErrorKind::SessionExpired => true,
+        ErrorKind::Http { status, .. } => !matches!(status, 401 | 403) && *status < 500,
+        _ => false,
+    }
+}
+
+/// `server/discover` (DISC-1): `Some` when its `supportedVersions` lists
+/// 2026-07-28.
+fn discover(client: &Client) -> Result<Option<Negotiated>, Error> {
+    let mut params = JsonObject::new();
+    envelope(client, &mut params);
+    let out = super::Outgoing {
+        id: client.new_id(),
+        method: methods::SERVER_DISCOVER.to_string(),
+        params: Value::Object(params),
+        name: None,
+    };
+    let options = CallOptions::new();
+    let wait = client.wait_for(&options);
+    let result = client.link.request(&out, &wait)?;
+    let supported = result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .map_or(false, |list| {
+            list.iter()
+                .any(|v| v.as_str() == Some(versions::V2026_07_28))
+        });
+    if !supported {
+        return Ok(None);
+    }
+    let capabilities = match result.get("capabilities") {
+        Some(caps) => serde_json::from_value(caps.clone()).map_err(|e| {
+            Error::new(ErrorKind::Protocol(format!(
+                "server/discover capabilities: {}",
+                e
+            )))
+        })?,
+        None => ServerCapabilities::default(),
+    };
+    let server_info = result
+        .pointer(&format!("/_meta/{}", meta::SERVER_INFO.replace('/', "~1")))
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    Ok(Some(Negotiated {
+        era: Era::V2026_07_28,
+        protocol_version: versions::V2026_07_28.to_string(),
+        server_info,
+        capabilities,
+        instructions: result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(String::from),
+    }))
+}
+
+/// `initialize`, then `notifications/initialized` (LC-1 to LC-4): the
+/// server's version must be one the client speaks.
+fn initialize(client: &Client) -> Result<Negotiated, Error> {
+    let params = serde_json::json!({
+        "protocolVersion": versions::LATEST,
+        "capabilities": client.capabilities,
+        "clientInfo": client.info,
+    });
+    let out = super::Outgoing {
+        id: client.new_id(),
+        method: methods::INITIALIZE.to_string(),
+        params,
+        name: None,
+    };
+    let options = CallOptions::new();
+    let wait = client.wait_for(&options);
+    let result = client.link.request(&out, &wait)?;
+    let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
+        Error::new(ErrorKind::Protocol(format!(
+            "the initialize result has the wrong shape: {}",
+            e
+        )))
+    })?;
+    if !versions::is_supported(&result.protocol_version) {
+        return Err(Error::new(ErrorKind::Protocol(format!(
+            "the server chose protocol version {:?}, which this client does not speak",
+            result.protocol_version
+        ))));
+    }
+    client
+        .link
+        .settle(Era::V2025_11_25, &result.protocol_version);
+    client.link.notify(notifications::INITIALIZED, None)?;
+    Ok(Negotiated {
+        era: Era::V2025_11_25,
+        protocol_version: result.protocol_version,
+        server_info: Some(result.server_info),
+        capabilities: result.capabilities,
+        instructions: result.instructions,
+    })
+}

@@ -1,0 +1,292 @@
+//! The client over one newline-delimited JSON-RPC stream pair: a child's
+//! stdio, or any `BufRead + Write` (basic/transports "stdio").
+//!
+//! One reader thread owns the input: it hands each response to the call
+//! waiting for its id, each notification to the inbox, and each server
+//! request to a short-lived thread that answers it (at most
+//! [`MAX_SERVER_REQUESTS`] at once). Calls write whole lines under one
+//! lock and wait on their own channel, so calls from several threads run
+//! concurrently.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use crossbeam_channel::{bounded, select, Receiver, Sender};
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::inbox::Inbox;
+use super::link::{Link, Outgoing, Wait};
+use super::options::CancelGuard;
+use crate::error::{Error, ErrorKind};
+use crate::jsonrpc::{Message, RequestId, Response};
+use crate::lines::{read_line, trim, Line};
+use crate::protocol::{notifications, Era};
+
+/// Server requests answered at once; more are refused with `-32603`.
+pub(crate) const MAX_SERVER_REQUESTS: usize = 16;
+
+type Answer = Result<Value, Error>;
+
+/// Limits of a duplex link.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DuplexLimits {
+    pub(crate) max_message_bytes: usize,
+    pub(crate) max_pending: usize,
+}
+
+/// What the reader and the callers share.
+struct Shared {
+    writer: Mutex<Box<dyn Write + Send>>,
+    pending: Mutex<HashMap<RequestId, Sender<Answer>>>,
+    /// Why the input ended, once it has.
+    ended: Mutex<Option<String>>,
+    inbox: Arc<Inbox>,
+    limits: DuplexLimits,
+    answering: AtomicUsize,
+}
+
+/// A duplex link; see the module docs.
+pub(crate) struct Duplex {
+    shared: Arc<Shared>,
+    /// Runs once on close, e.g. to end a child process.
+    on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    reader: Mutex<Option<thread::JoinHandle<()>>>,
+}
+
+impl Duplex {
+    /// Starts the reader thread on `reader`; `ended` describes end of
+    /// input for the error of the calls still waiting (e.g. the child's
+    /// exit status).
+    pub(crate) fn start(
+        reader: Box<dyn BufRead + Send>,
+        writer: Box<dyn Write + Send>,
+        inbox: Arc<Inbox>,
+        limits: DuplexLimits,
+        ended: Box<dyn FnOnce() -> String + Send>,
+    ) -> Result<Duplex, Error> {
+        let shared = Arc::new(Shared {
+            writer: Mutex::new(writer),
+            pending: Mutex::new(HashMap::new()),
+            ended: Mutex::new(None),
+            inbox,
+            limits,
+            answering: AtomicUsize::new(0),
+        });
+        let for_reader = Arc::clone(&shared);
+        let handle = thread::Builder::new()
+            .name("tiny-mcp-client-reader".into())
+            .spawn(move || {
+                let reason = read_loop(&for_reader, reader);
+                let reason = match reason {
+                    Some(reason) => reason,
+                    None => ended(),
+                };
+                fail_all(&for_reader, &reason);
+            })?;
+        Ok(Duplex {
+            shared,
+            on_close: Mutex::new(None),
+            reader: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// Sets what close does besides closing the streams.
+    pub(crate) fn on_close(&self, f: impl FnOnce() + Send + 'static) {
+        *self.on_close.lock() = Some(Box::new(f));
+    }
+
+    fn write(&self, message: &Message) -> Result<(), Error> {
+        write_message(&self.shared, message)
+    }
+
+    fn forget(&self, id: &RequestId) {
+        self.shared.pending.lock().remove(id);
+    }
+
+    /// Tells the server to stop working on `id` (basic/utilities/cancellation;
+    /// CANCEL-1 in 2026-07-28).
+    fn send_cancel(&self, id: &RequestId, reason: &str) {
+        let params = serde_json::json!({ "requestId": id, "reason": reason });
+        let _ = self.notify(notifications::CANCELLED, Some(params));
+    }
+
+    fn wait(&self, out: &Outgoing, rx: Receiver<Answer>, wait: &Wait<'_>) -> Answer {
+        let (cancel_tx, cancel_rx) = bounded::<()>(1);
+        let _guard = match wait.cancel {
+            Some(token) => token.on_cancel(move || {
+                let _ = cancel_tx.try_send(());
+            }),
+            None => CancelGuard::none(),
+        };
+        select! {
+            recv(rx) -> answer => answer.unwrap_or_else(|_| Err(self.closed_error())),
+            recv(cancel_rx) -> _ => {
+                self.forget(&out.id);
+                self.send_cancel(&out.id, "cancelled by the client");
+                Err(Error::cancelled(None))
+            }
+            default(wait.remaining()) => {
+                self.forget(&out.id);
+                self.send_cancel(&out.id, "timed out");
+                Err(wait.timed_out(&out.method))
+            }
+        }
+    }
+
+    fn closed_error(&self) -> Error {
+        match &*self.shared.ended.lock() {
+            Some(reason) => Error::new(ErrorKind::Protocol(reason.clone())),
+            None => Error::new(ErrorKind::Closed),
+        }
+    }
+}
+
+impl Link for Duplex {
+    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Answer {
+        if wait.cancel.map_or(false, |t| t.is_cancelled()) {
+            return Err(Error::cancelled(None));
+        }
+        let (tx, rx) = bounded(1);
+        {
+            if let Some(reason) = &*self.shared.ended.lock() {
+                return Err(Error::new(ErrorKind::Protocol(reason.clone())));
+            }
+            let mut pending = self.shared.pending.lock();
+            if pending.len() >= self.shared.limits.max_pending {
+                return Err(Error::msg(format!(
+                    "{} requests are already waiting for the server (max_pending)",
+                    pending.len()
+                )));
+            }
+            pending.insert(out.id.clone(), tx);
+        }
+        let message =
+            Message::request(out.id.clone(), out.method.clone(), Some(out.params.clone()));
+        if let Err(e) = self.write(&message) {
+            self.forget(&out.id);
+            return Err(e);
+        }
+        self.wait(out, rx, wait)
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.write(&Message::notification(method, params))
+    }
+
+    fn settle(&self, _era: Era, _version: &str) {}
+
+    fn close(&self) {
+        // Closing our output is end of input for the server (STDIO-4).
+        *self.shared.writer.lock() = Box::new(std::io::sink());
+        if let Some(f) = self.on_close.lock().take() {
+            f();
+        }
+        fail_all(&self.shared, "the client closed the connection");
+        if let Some(handle) = self.reader.lock().take() {
+            if handle.thread().id() != thread::current().id() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+fn write_message(shared: &Shared, message: &Message) -> Result<(), Error> {
+    let mut line = Vec::with_capacity(256);
+    message.write_to(&mut line)?;
+    line.push(b'\n');
+    let mut writer = shared.writer.lock();
+    writer.write_all(&line)?;
+    writer.flush()?;
+    Ok(())
+}
+
+/// Fails every waiting call; later calls fail at once.
+fn fail_all(shared: &Shared, reason: &str) {
+    shared
+        .ended
+        .lock()
+        .get_or_insert_with(|| reason.to_string());
+    let waiting: Vec<_> = shared.pending.lock().drain().collect();
+    for (_, tx) in waiting {
+        let _ = tx.send(Err(Error::new(ErrorKind::Protocol(reason.to_string()))));
+    }
+}
+
+/// Reads until end of input; `Some(reason)` when reading failed.
+fn read_loop(shared: &Arc<Shared>, mut reader: Box<dyn BufRead + Send>) -> Option<String> {
+    let mut line = Vec::new();
+    loop {
+        match read_line(&mut reader, &mut line, shared.limits.max_message_bytes) {
+            Ok(Line::Complete) => {
+                let text = trim(&line);
+                if !text.is_empty() {
+                    received(shared, text);
+                }
+            }
+            Ok(Line::TooLong) => log::warn!(
+                "the server sent a line over {} bytes (max_message_bytes); dropped",
+                shared.limits.max_message_bytes
+            ),
+            Ok(Line::End) => return None,
+            Err(e) => return Some(format!("reading from the server failed: {}", e)),
+        }
+    }
+}
+
+fn received(shared: &Arc<Shared>, text: &[u8]) {
+    match Message::parse(text) {
+        Ok(Message::Response(response)) => answered(shared, response),
+        Ok(Message::Notification(notification)) => shared.inbox.notification(&notification),
+        Ok(Message::Request(request)) => {
+            if shared.answering.fetch_add(1, Ordering::SeqCst) >= MAX_SERVER_REQUESTS {
+                shared.answering.fetch_sub(1, Ordering::SeqCst);
+                let busy = Response::error(
+                    Some(request.id),
+                    crate::jsonrpc::ErrorObject::internal(
+                        "the client is answering too many requests",
+                    ),
+                );
+                let _ = write_message(shared, &busy.into());
+                return;
+            }
+            let shared = Arc::clone(shared);
+            let spawned = thread::Builder::new()
+                .name("tiny-mcp-client-answer".into())
+                .spawn(move || {
+                    let response = shared.inbox.request(request);
+                    let _ = write_message(&shared, &response.into());
+                    shared.answering.fetch_sub(1, Ordering::SeqCst);
+                });
+            if let Err(e) = spawned {
+                log::warn!("cannot start a thread to answer the server: {}", e);
+            }
+        }
+        Err(e) => log::warn!(
+            "the server sent a line that is not JSON-RPC: {}",
+            e.error.message
+        ),
+    }
+}
+
+fn answered(shared: &Shared, response: Response) {
+    let waiting = match &response.id {
+        Some(id) => shared.pending.lock().remove(id),
+        None => None,
+    };
+    match waiting {
+        Some(tx) => {
+            let answer = response
+                .outcome
+                .map_err(|e| Error::new(ErrorKind::Server(e)));
+            let _ = tx.send(answer);
+        }
+        None => log::warn!(
+            "the server answered a request nobody waits for (id {:?})",
+            response.id
+        ),
+    }
+}

@@ -1,0 +1,556 @@
+//! The client over Streamable HTTP (basic/transports "Streamable HTTP",
+//! 2025-11-25; HTTP-1 to HTTP-9, 2026-07-28).
+//!
+//! Each request is one POST on a keep-alive connection from a small pool,
+//! on the calling thread: calls from several threads use several
+//! connections. The answer is one JSON response or an event stream whose
+//! notifications go to the inbox and whose server requests (2025-11-25)
+//! are answered with a POST of their own. A stream that ends before the
+//! answer is resumed with `Last-Event-ID` (2025-11-25, "Resumability and
+//! Redelivery"), honouring `retry:`.
+
+use std::io::{self, BufReader};
+use std::net::Shutdown;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use super::challenge::BearerChallenge;
+use super::inbox::Inbox;
+use super::link::{Link, Outgoing, Wait};
+use super::options::CancelGuard;
+use super::wire::{Body, Conn, Endpoint, Events, Head};
+use crate::error::{Error, ErrorKind};
+use crate::jsonrpc::{Message, RequestId};
+use crate::protocol::{meta, methods, versions, Era};
+
+/// Supplies the bearer token for each request, or `None` for none.
+pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
+
+/// Attempts to resume one dropped stream.
+const MAX_RESUMES: usize = 5;
+/// The longest `retry:` honoured, and the wait when none was given.
+const MAX_RETRY: Duration = Duration::from_secs(5);
+const DEFAULT_RETRY: Duration = Duration::from_millis(100);
+/// Idle connections kept for reuse.
+const MAX_IDLE: usize = 16;
+
+/// Settings of the HTTP link.
+#[derive(Clone)]
+pub(crate) struct HttpSettings {
+    pub(crate) connect_timeout: Duration,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) token: Option<Arc<TokenFn>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    era: Option<Era>,
+    version: Option<String>,
+    session: Option<String>,
+}
+
+/// See the module docs.
+pub(crate) struct HttpLink {
+    endpoint: Endpoint,
+    inbox: Arc<Inbox>,
+    settings: HttpSettings,
+    idle: Mutex<Vec<Conn>>,
+    state: Mutex<State>,
+}
+
+/// What one exchange found.
+enum Outcome {
+    Answer(Result<Value, Error>),
+    /// The stream ended without the answer; resume after this event.
+    Dropped {
+        last_id: Option<String>,
+        retry: Option<u64>,
+    },
+}
+
+impl HttpLink {
+    pub(crate) fn new(
+        url: &str,
+        inbox: Arc<Inbox>,
+        settings: HttpSettings,
+    ) -> Result<HttpLink, Error> {
+        let endpoint = Endpoint::parse(url).map_err(Error::msg)?;
+        Ok(HttpLink {
+            endpoint,
+            inbox,
+            settings,
+            idle: Mutex::new(Vec::new()),
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    /// The session id the server gave, if any.
+    pub(crate) fn session_id(&self) -> Option<String> {
+        self.state.lock().session.clone()
+    }
+
+    fn connect(&self) -> Result<Conn, Error> {
+        self.endpoint
+            .connect(self.settings.connect_timeout)
+            .map(Conn::new)
+            .map_err(|e| {
+                Error::msg(format!(
+                    "cannot connect to {}:{}: {}",
+                    self.endpoint.host, self.endpoint.port, e
+                ))
+            })
+    }
+
+    /// The headers of a POST carrying `body_meta`'s request: the modern
+    /// routing headers when the request claims 2026-07-28 (HTTP-2), the
+    /// session's otherwise.
+    fn headers(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        modern: bool,
+    ) -> Vec<(&'static str, String)> {
+        let mut headers = vec![
+            ("Content-Type", "application/json".to_string()),
+            ("Accept", "application/json, text/event-stream".to_string()),
+        ];
+        let state = self.state.lock();
+        if modern {
+            headers.push(("MCP-Protocol-Version", versions::V2026_07_28.to_string()));
+            headers.push(("Mcp-Method", method.to_string()));
+            if let Some(name) = name {
+                headers.push(("Mcp-Name", header_value(name)));
+            }
+        } else {
+            if let Some(version) = &state.version {
+                headers.push(("MCP-Protocol-Version", version.clone()));
+            }
+            if let Some(session) = &state.session {
+                headers.push(("Mcp-Session-Id", session.clone()));
+            }
+        }
+        drop(state);
+        if let Some(token) = self.settings.token.as_ref().and_then(|f| f()) {
+            headers.push(("Authorization", format!("Bearer {}", token)));
+        }
+        headers
+    }
+
+    /// Sends one request on a pooled connection (a fresh one when a
+    /// pooled one turns out closed) and reads its head.
+    fn send(
+        &self,
+        verb: &str,
+        headers: &[(&str, String)],
+        body: Option<&[u8]>,
+        wait: &Wait<'_>,
+    ) -> Result<(Conn, Head), Error> {
+        let pooled = self.idle.lock().pop();
+        if let Some(mut conn) = pooled {
+            set_timeout(&conn, wait)?;
+            if conn.send(verb, &self.endpoint, headers, body).is_ok() {
+                if let Ok(head) = conn.head() {
+                    return Ok((conn, head));
+                }
+            }
+        }
+        let mut conn = self.connect()?;
+        set_timeout(&conn, wait)?;
+        conn.send(verb, &self.endpoint, headers, body)?;
+        let head = conn.head()?;
+        Ok((conn, head))
+    }
+
+    fn keep(&self, conn: Conn) {
+        let mut idle = self.idle.lock();
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+
+    /// One exchange: the POST (or the resuming GET) and its answer.
+    fn exchange(
+        &self,
+        out: &Outgoing,
+        wait: &Wait<'_>,
+        resume: Option<&str>,
+    ) -> Result<Outcome, Error> {
+        let modern = is_modern(&out.params);
+        let mut headers = self.headers(&out.method, out.name.as_deref(), modern);
+        let body;
+        let (verb, body) = match resume {
+            Some(last) => {
+                headers.retain(|(n, _)| *n != "Content-Type");
+                headers.retain(|(n, _)| *n != "Accept");
+                headers.push(("Accept", "text/event-stream".to_string()));
+                headers.push(("Last-Event-ID", last.to_string()));
+                ("GET", None)
+            }
+            None => {
+                let message =
+                    Message::request(out.id.clone(), out.method.clone(), Some(out.params.clone()));
+                body = message.to_json_string().into_bytes();
+                ("POST", Some(&body[..]))
+            }
+        };
+        let (conn, head) = self.send(verb, &headers, body, wait)?;
+        let stream = conn.stream().try_clone()?;
+        let _guard = match wait.cancel {
+            Some(token) => token.on_cancel(move || {
+                let _ = stream.shutdown(Shutdown::Both);
+            }),
+            None => CancelGuard::none(),
+        };
+        if let Some(session) = head.header("mcp-session-id") {
+            if out.method == methods::INITIALIZE {
+                self.state.lock().session = Some(session.to_string());
+            }
+        }
+        self.answer(conn, head, out, wait)
+    }
+
+    fn answer(
+        &self,
+        mut conn: Conn,
+        head: Head,
+        out: &Outgoing,
+        wait: &Wait<'_>,
+    ) -> Result<Outcome, Error> {
+        let media = head.media_type();
+        if head.status == 200 && media == "text/event-stream" {
+            return self.read_stream(conn, head, &out.id, wait);
+        }
+        let framing = head.framing();
+        let mut body = Body::new(&mut conn, framing);
+        let bytes = body.read_all(self.settings.max_message_bytes)?;
+        let finished = body.finished();
+        if finished && head.keeps_alive() {
+            self.keep(conn);
+        }
+        if head.status == 200 && media == "application/json" {
+            return Ok(Outcome::Answer(response_to(&bytes, &out.id)));
+        }
+        Err(self.refusal(&head, &bytes, !is_modern(&out.params)))
+    }
+
+    /// An answer that is not a 200 with a result: a JSON-RPC error body
+    /// as the server's error, 404 on a session as its end, 401/403 with
+    /// their challenge.
+    fn refusal(&self, head: &Head, body: &[u8], with_session: bool) -> Error {
+        if head.status == 404 && with_session && self.state.lock().session.is_some() {
+            return Error::new(ErrorKind::SessionExpired);
+        }
+        if let Ok(Message::Response(response)) = Message::parse(body) {
+            if let Err(error) = response.outcome {
+                return Error::new(ErrorKind::Server(error));
+            }
+        }
+        let challenge = match head.status {
+            401 | 403 => head
+                .header("www-authenticate")
+                .and_then(BearerChallenge::parse),
+            _ => None,
+        };
+        let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
+        Error::new(ErrorKind::Http {
+            status: head.status,
+            challenge,
+            body: text,
+        })
+    }
+
+    /// Reads an event stream until the response to `id`.
+    fn read_stream(
+        &self,
+        mut conn: Conn,
+        head: Head,
+        id: &RequestId,
+        wait: &Wait<'_>,
+    ) -> Result<Outcome, Error> {
+        let max = self.settings.max_message_bytes;
+        let mut last_id = None;
+        let mut retry = None;
+        // The same socket, to set each read's timeout while the body
+        // borrows the connection.
+        let socket = conn.stream().try_clone()?;
+        let answer = {
+            let body = Body::new(&mut conn, head.framing());
+            let mut events = Events::new(BufReader::new(body), max);
+            loop {
+                if wait.remaining().is_zero() {
+                    return Err(wait.timed_out("the request"));
+                }
+                socket.set_read_timeout(Some(nonzero(wait.remaining())))?;
+                let event = match events.next_event() {
+                    Ok(Some(event)) => event,
+                    Ok(None) => break None,
+                    Err(e) if is_timeout(&e) => return Err(wait.timed_out("the request")),
+                    Err(_) if wait.cancel.map_or(false, |t| t.is_cancelled()) => {
+                        return Err(Error::cancelled(None))
+                    }
+                    Err(_) => break None,
+                };
+                if event.id.is_some() {
+                    last_id = event.id.clone();
+                }
+                retry = event.retry.or(retry);
+                if event.data.trim().is_empty() {
+                    continue;
+                }
+                if let Some(answer) = self.on_event(&event.data, id) {
+                    break Some(answer);
+                }
+            }
+        };
+        match answer {
+            Some(answer) => Ok(Outcome::Answer(answer)),
+            None => Ok(Outcome::Dropped { last_id, retry }),
+        }
+    }
+
+    /// One event's message: the answer to `id` ends the stream; the rest
+    /// goes to the inbox, server requests answered by a POST.
+    fn on_event(&self, data: &str, id: &RequestId) -> Option<Result<Value, Error>> {
+        match Message::parse(data.as_bytes()) {
+            Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => Some(
+                response
+                    .outcome
+                    .map_err(|e| Error::new(ErrorKind::Server(e))),
+            ),
+            Ok(Message::Response(response)) => {
+                log::warn!(
+                    "the server answered another request (id {:?}) on this stream",
+                    response.id
+                );
+                None
+            }
+            Ok(Message::Notification(notification)) => {
+                self.inbox.notification(&notification);
+                None
+            }
+            Ok(Message::Request(request)) => {
+                let response = self.inbox.request(request);
+                if let Err(e) = self.post_message(&response.into()) {
+                    log::warn!("cannot answer the server's request: {}", e);
+                }
+                None
+            }
+            Err(e) => {
+                log::warn!(
+                    "the server sent an event that is not JSON-RPC: {}",
+                    e.error.message
+                );
+                None
+            }
+        }
+    }
+
+    /// POSTs a notification or a response; `202` (or `200`) expected.
+    fn post_message(&self, message: &Message) -> Result<(), Error> {
+        let modern = match message {
+            Message::Notification(n) => n.params.as_ref().map_or(false, is_modern),
+            _ => false,
+        };
+        let method = match message {
+            Message::Notification(n) => n.method.clone(),
+            _ => String::new(),
+        };
+        let headers = if modern {
+            self.headers(&method, None, true)
+        } else {
+            self.headers(&method, None, false)
+                .into_iter()
+                .filter(|(n, _)| *n != "Mcp-Method")
+                .collect()
+        };
+        let body = message.to_json_string().into_bytes();
+        let timeout = Duration::from_secs(10);
+        let wait = Wait {
+            deadline: std::time::Instant::now() + timeout,
+            timeout,
+            cancel: None,
+        };
+        let (mut conn, head) = self.send("POST", &headers, Some(&body), &wait)?;
+        let mut reply = Body::new(&mut conn, head.framing());
+        let bytes = reply.read_all(self.settings.max_message_bytes)?;
+        if reply.finished() && head.keeps_alive() {
+            self.keep(conn);
+        }
+        match head.status {
+            200 | 202 => Ok(()),
+            _ => Err(self.refusal(&head, &bytes, !modern)),
+        }
+    }
+
+    fn send_cancel(&self, id: &RequestId, reason: &str) {
+        let params = serde_json::json!({ "requestId": id, "reason": reason });
+        let message =
+            Message::notification(crate::protocol::notifications::CANCELLED, Some(params));
+        if let Err(e) = self.post_message(&message) {
+            log::debug!("notifications/cancelled not delivered: {}", e);
+        }
+    }
+}
+
+impl Link for HttpLink {
+    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        if wait.cancel.map_or(false, |t| t.is_cancelled()) {
+            return Err(Error::cancelled(None));
+        }
+        let modern = is_modern(&out.params);
+        let mut resume: Option<String> = None;
+        let mut resumes = 0;
+        loop {
+            let outcome = self.exchange(out, wait, resume.as_deref());
+            let outcome = match outcome {
+                Err(e) => return Err(self.failed(e, out, wait, modern)),
+                Ok(outcome) => outcome,
+            };
+            match outcome {
+                Outcome::Answer(answer) => return answer,
+                Outcome::Dropped {
+                    last_id: Some(last),
+                    retry,
+                } if !modern && resumes < MAX_RESUMES => {
+                    resumes += 1;
+                    let pause = retry
+                        .map_or(DEFAULT_RETRY, Duration::from_millis)
+                        .min(MAX_RETRY);
+                    thread::sleep(pause.min(wait.remaining()));
+                    resume = Some(last);
+                }
+                Outcome::Dropped { .. } => {
+                    return Err(Error::new(ErrorKind::Protocol(
+                        "the server's event stream ended before the answer".into(),
+                    )))
+                }
+            }
+        }
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.post_message(&Message::notification(method, params))
+    }
+
+    fn settle(&self, era: Era, version: &str) {
+        let mut state = self.state.lock();
+        state.era = Some(era);
+        state.version = Some(version.to_string());
+    }
+
+    fn close(&self) {
+        let session = self.state.lock().session.take();
+        if let Some(session) = session {
+            // Ends the session (2025-11-25 transports, "Session Management").
+            let mut headers = vec![("Mcp-Session-Id", session)];
+            if let Some(version) = self.state.lock().version.clone() {
+                headers.push(("MCP-Protocol-Version", version));
+            }
+            let timeout = Duration::from_secs(2);
+            let wait = Wait {
+                deadline: std::time::Instant::now() + timeout,
+                timeout,
+                cancel: None,
+            };
+            if let Ok((mut conn, head)) = self.send("DELETE", &headers, None, &wait) {
+                let _ = Body::new(&mut conn, head.framing()).read_all(64 * 1024);
+            }
+        }
+        self.idle.lock().clear();
+    }
+}
+
+impl HttpLink {
+    /// The error of a failed exchange: a cancel or a timeout (which tell
+    /// the 2025-11-25 server to stop), or the failure itself.
+    fn failed(&self, e: Error, out: &Outgoing, wait: &Wait<'_>, modern: bool) -> Error {
+        let cancelled = wait.cancel.map_or(false, |t| t.is_cancelled());
+        let timed_out = matches!(e.kind(), ErrorKind::Io(io) if is_timeout(io))
+            || matches!(e.kind(), ErrorKind::Timeout { .. });
+        if !cancelled && !timed_out {
+            return e;
+        }
+        if !modern && out.method != methods::INITIALIZE {
+            self.send_cancel(
+                &out.id,
+                if cancelled {
+                    "cancelled by the client"
+                } else {
+                    "timed out"
+                },
+            );
+        }
+        if cancelled {
+            Error::cancelled(None)
+        } else {
+            wait.timed_out(&out.method)
+        }
+    }
+}
+
+fn set_timeout(conn: &Conn, wait: &Wait<'_>) -> Result<(), Error> {
+    let left = nonzero(wait.remaining());
+    conn.stream().set_read_timeout(Some(left))?;
+    conn.stream().set_write_timeout(Some(left))?;
+    Ok(())
+}
+
+/// A socket timeout must not be zero.
+fn nonzero(d: Duration) -> Duration {
+    d.max(Duration::from_millis(1))
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// `true` when the params carry a 2026-07-28 envelope (ERA-1).
+fn is_modern(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(meta::PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+        .map_or(false, versions::is_modern)
+}
+
+/// The answer in a JSON body: the response to `id`.
+fn response_to(bytes: &[u8], id: &RequestId) -> Result<Value, Error> {
+    match Message::parse(bytes) {
+        Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => response
+            .outcome
+            .map_err(|e| Error::new(ErrorKind::Server(e))),
+        Ok(_) => Err(Error::new(ErrorKind::Protocol(format!(
+            "the server answered request {} with another message",
+            id
+        )))),
+        Err(e) => Err(Error::new(ErrorKind::Protocol(format!(
+            "the server's answer is not JSON-RPC: {}",
+            e.error.message
+        )))),
+    }
+}
+
+/// `Mcp-Name` as sent: the value itself when it is visible ASCII without
+/// leading or trailing spaces, else `=?base64?…?=` (HTTP-3).
+fn header_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !value.starts_with("=?");
+    if plain {
+        value.to_string()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            crate::base64::encode_padded(value.as_bytes())
+        )
+    }
+}

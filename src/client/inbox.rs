@@ -1,0 +1,215 @@
+//! What the client does with what the server sends unasked: requests
+//! (sampling, elicitation, roots, ping) answered by the program's closures,
+//! and notifications (progress to the call that asked for it, the rest to
+//! the program's callback).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::options::ProgressFn;
+use crate::error::Error;
+use crate::jsonrpc::{ErrorObject, JsonObject, Notification, Request, RequestId, Response};
+use crate::protocol::{
+    methods, notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ListRootsResult, ProgressNotificationParams, ProgressToken,
+};
+
+pub(crate) type SamplingFn =
+    dyn Fn(CreateMessageRequestParams) -> Result<CreateMessageResult, Error> + Send + Sync;
+pub(crate) type ElicitationFn =
+    dyn Fn(ElicitRequestParams) -> Result<ElicitResult, Error> + Send + Sync;
+pub(crate) type RootsFn = dyn Fn() -> Result<ListRootsResult, Error> + Send + Sync;
+pub(crate) type NotificationFn = dyn Fn(&Notification) + Send + Sync;
+
+/// The program's closures, as registered on the builder.
+#[derive(Clone, Default)]
+pub(crate) struct Handlers {
+    pub(crate) sampling: Option<Arc<SamplingFn>>,
+    pub(crate) elicitation: Option<Arc<ElicitationFn>>,
+    pub(crate) roots: Option<Arc<RootsFn>>,
+    pub(crate) notification: Option<Arc<NotificationFn>>,
+}
+
+impl Handlers {
+    /// The capabilities the client declares: one per registered closure
+    /// (lifecycle "Capability Negotiation"; META-1 in 2026-07-28).
+    pub(crate) fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.sampling.is_some() {
+            caps.sampling = Some(JsonObject::new());
+        }
+        if self.elicitation.is_some() {
+            let mut modes = JsonObject::new();
+            modes.insert("form".into(), Value::Object(JsonObject::new()));
+            modes.insert("url".into(), Value::Object(JsonObject::new()));
+            caps.elicitation = Some(modes);
+        }
+        if self.roots.is_some() {
+            caps.roots = Some(JsonObject::new());
+        }
+        caps
+    }
+}
+
+/// Routes what the server sends unasked; shared by the client and its
+/// transport.
+pub(crate) struct Inbox {
+    handlers: Handlers,
+    progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+}
+
+impl Inbox {
+    pub(crate) fn new(handlers: Handlers) -> Inbox {
+        Inbox {
+            handlers,
+            progress: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Sends progress for `token` to `progress` until the guard drops.
+    pub(crate) fn watch_progress(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        progress: ProgressFn,
+    ) -> ProgressGuard {
+        self.progress.lock().insert(token.clone(), progress);
+        ProgressGuard {
+            inbox: Arc::clone(self),
+            token,
+        }
+    }
+
+    /// A notification from the server: progress goes to its call (and is
+    /// dropped when no call asked for it, PROG-4), the rest to the
+    /// program's callback.
+    pub(crate) fn notification(&self, notification: &Notification) {
+        if notification.method == notifications::PROGRESS {
+            let params = notification.params.clone().unwrap_or(Value::Null);
+            match serde_json::from_value::<ProgressNotificationParams>(params) {
+                Ok(params) => {
+                    let callback = self.progress.lock().get(&params.progress_token).cloned();
+                    if let Some(callback) = callback {
+                        callback(&params);
+                    }
+                }
+                Err(e) => log::warn!("ignoring a malformed progress notification: {}", e),
+            }
+            return;
+        }
+        if let Some(callback) = &self.handlers.notification {
+            callback(notification);
+        }
+    }
+
+    /// A request from the server (2025-11-25), answered by the program's
+    /// closures; a method without one is `-32601`.
+    pub(crate) fn request(&self, request: Request) -> Response {
+        let id = request.id.clone();
+        match self.answer(&request.method, request.params) {
+            Ok(result) => Response::ok(id, result),
+            Err(error) => Response::error(Some(id), error),
+        }
+    }
+
+    /// The result for one server request or one 2026-07-28 input request
+    /// (`{method, params}`): the same closures answer both (MRTR-2).
+    pub(crate) fn answer(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let params = params.unwrap_or_else(|| Value::Object(JsonObject::new()));
+        match method {
+            methods::PING => Ok(Value::Object(JsonObject::new())),
+            methods::SAMPLING_CREATE_MESSAGE => match &self.handlers.sampling {
+                Some(f) => run(params, |p| f(p)),
+                None => Err(ErrorObject::method_not_found(method)),
+            },
+            methods::ELICITATION_CREATE => match &self.handlers.elicitation {
+                Some(f) => run(params, |p| f(p)),
+                None => Err(ErrorObject::method_not_found(method)),
+            },
+            methods::ROOTS_LIST => match &self.handlers.roots {
+                Some(f) => run(params, |_: Value| f()),
+                None => Err(ErrorObject::method_not_found(method)),
+            },
+            _ => Err(ErrorObject::method_not_found(method)),
+        }
+    }
+}
+
+/// Parses the params, runs the closure, serializes its result; a closure's
+/// error is sent as its JSON-RPC error.
+fn run<P: DeserializeOwned, R: serde::Serialize>(
+    params: Value,
+    f: impl FnOnce(P) -> Result<R, Error>,
+) -> Result<Value, ErrorObject> {
+    let params = serde_json::from_value(params)
+        .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {}", e)))?;
+    let result = f(params).map_err(|e| e.to_error_object())?;
+    serde_json::to_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox").finish_non_exhaustive()
+    }
+}
+
+/// Stops routing a call's progress when the call ends.
+pub(crate) struct ProgressGuard {
+    inbox: Arc<Inbox>,
+    token: RequestId,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.inbox.progress.lock().remove(&self.token);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::ErrorCode;
+    use serde_json::json;
+
+    // LC capability negotiation: a client declares what it registered, nothing else.
+    #[test]
+    fn capabilities_follow_the_registered_closures() {
+        let mut handlers = Handlers::default();
+        assert_eq!(
+            serde_json::to_value(handlers.capabilities()).unwrap(),
+            json!({})
+        );
+        handlers.elicitation = Some(Arc::new(|_| Ok(ElicitResult::decline())));
+        handlers.roots = Some(Arc::new(|| Ok(ListRootsResult::new(Vec::new()))));
+        assert_eq!(
+            serde_json::to_value(handlers.capabilities()).unwrap(),
+            json!({"elicitation": {"form": {}, "url": {}}, "roots": {}})
+        );
+    }
+
+    #[test]
+    fn unregistered_server_requests_are_method_not_found_and_ping_is_empty() {
+        let inbox = Inbox::new(Handlers::default());
+        let err = inbox
+            .answer(methods::SAMPLING_CREATE_MESSAGE, None)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::METHOD_NOT_FOUND);
+        assert_eq!(inbox.answer(methods::PING, None).unwrap(), json!({}));
+    }
+
+    #[test]
+    fn malformed_params_are_invalid_params() {
+        let inbox = Inbox::new(Handlers {
+            elicitation: Some(Arc::new(|_| Ok(ElicitResult::decline()))),
+            ..Handlers::default()
+        });
+        let err = inbox
+            .answer(methods::ELICITATION_CREATE, Some(json!({"message": 3})))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    }
+}

@@ -1,0 +1,208 @@
+//! What a caller can add to one request: a timeout, a cancel token, a
+//! progress callback.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::protocol::ProgressNotificationParams;
+
+type OnCancel = Box<dyn FnOnce() + Send>;
+
+/// Cancels a client request from another thread.
+///
+/// Clone it, pass one copy in [`CallOptions::cancel_token`], and call
+/// [`cancel`](Self::cancel) on another: the call returns
+/// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) at once. In
+/// 2025-11-25, and in 2026-07-28 on stdio, the client sends
+/// `notifications/cancelled` for the request (basic/utilities/cancellation);
+/// in 2026-07-28 over HTTP it closes the request's connection, which is how
+/// that era cancels (CANCEL-2). A token cancelled before the call starts
+/// cancels it before anything is sent. One token may serve several calls.
+#[derive(Clone, Default)]
+pub struct CancelToken {
+    inner: Arc<TokenInner>,
+}
+
+#[derive(Default)]
+struct TokenInner {
+    cancelled: AtomicBool,
+    next: AtomicU64,
+    waiters: Mutex<Vec<(u64, OnCancel)>>,
+}
+
+impl CancelToken {
+    /// A token that is not cancelled.
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Cancels every call that holds this token, now and later.
+    pub fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::SeqCst);
+        let waiters = std::mem::take(&mut *self.inner.waiters.lock());
+        for (_, wake) in waiters {
+            wake();
+        }
+    }
+
+    /// `true` once [`cancel`](Self::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Runs `wake` when the token is cancelled (at once if it already is),
+    /// until the returned guard is dropped.
+    pub(crate) fn on_cancel(&self, wake: impl FnOnce() + Send + 'static) -> CancelGuard {
+        let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        self.inner.waiters.lock().push((id, Box::new(wake)));
+        if self.is_cancelled() {
+            let waiters = std::mem::take(&mut *self.inner.waiters.lock());
+            for (_, wake) in waiters {
+                wake();
+            }
+        }
+        CancelGuard {
+            token: Some(self.clone()),
+            id,
+        }
+    }
+}
+
+impl fmt::Debug for CancelToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CancelToken")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+/// Unregisters a wake-up when the call it belongs to ends.
+pub(crate) struct CancelGuard {
+    token: Option<CancelToken>,
+    id: u64,
+}
+
+impl CancelGuard {
+    /// A guard for a call without a token.
+    pub(crate) fn none() -> CancelGuard {
+        CancelGuard { token: None, id: 0 }
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(token) = &self.token {
+            token.inner.waiters.lock().retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+/// A progress callback: called on the thread that reads the server's
+/// messages, once per `notifications/progress` of its call.
+pub type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+/// Settings of one request: [`Client::call_tool_with`](crate::Client::call_tool_with)
+/// and [`Client::request_with`](crate::Client::request_with).
+///
+/// ```
+/// use std::time::Duration;
+/// use tiny_mcp::{CallOptions, CancelToken};
+///
+/// let token = CancelToken::new();
+/// let options = CallOptions::new()
+///     .timeout(Duration::from_secs(5))
+///     .cancel_token(token.clone())
+///     .on_progress(|p| eprintln!("{} of {:?}", p.progress, p.total));
+/// # drop(options);
+/// ```
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) cancel: Option<CancelToken>,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl CallOptions {
+    /// No timeout of its own (the client's
+    /// [`request_timeout`](crate::ClientBuilder::request_timeout) applies),
+    /// no token, no progress callback.
+    pub fn new() -> CallOptions {
+        CallOptions::default()
+    }
+
+    /// How long this call may take, every round of a 2026-07-28
+    /// `input_required` exchange included. On expiry the call is
+    /// cancelled (as by a [`CancelToken`]) and returns
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
+    pub fn timeout(mut self, timeout: Duration) -> CallOptions {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Cancels the call when `token` is cancelled.
+    pub fn cancel_token(mut self, token: CancelToken) -> CallOptions {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Asks for progress (the client puts a `progressToken` of its own in
+    /// the request's `_meta`) and calls `progress` for each
+    /// `notifications/progress` the server sends for it
+    /// (basic/utilities/progress). It runs on the thread that reads the
+    /// server's messages: keep it short.
+    pub fn on_progress(
+        mut self,
+        progress: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> CallOptions {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn cancel_wakes_registered_calls_once_and_late_ones_at_once() {
+        let token = CancelToken::new();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let w = Arc::clone(&woken);
+        let _guard = token.on_cancel(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        });
+        token.cancel();
+        token.cancel();
+        assert_eq!(woken.load(Ordering::SeqCst), 1);
+        let w = Arc::clone(&woken);
+        let _late = token.on_cancel(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(woken.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_dropped_guard_is_not_woken() {
+        let token = CancelToken::new();
+        let woken = Arc::new(AtomicBool::new(false));
+        let w = Arc::clone(&woken);
+        drop(token.on_cancel(move || w.store(true, Ordering::SeqCst)));
+        token.cancel();
+        assert!(!woken.load(Ordering::SeqCst));
+    }
+}
