@@ -186,11 +186,11 @@ impl Link for Duplex {
             f();
         }
         fail_all(&self.shared, "the client closed the connection");
-        if let Some(handle) = self.reader.lock().take() {
-            if handle.thread().id() != thread::current().id() {
-                let _ = handle.join();
-            }
-        }
+        // Not joined: a reader whose input never ends (a socket whose other
+        // half is still open, a grandchild holding the pipe) would hold
+        // close forever. It ends with its input, and holds nothing of ours
+        // but the shared state.
+        drop(self.reader.lock().take());
     }
 }
 
@@ -253,15 +253,16 @@ fn received(shared: &Arc<Shared>, text: &[u8]) {
                 let _ = write_message(shared, &busy.into());
                 return;
             }
-            let shared = Arc::clone(shared);
+            let for_thread = Arc::clone(shared);
             let spawned = thread::Builder::new()
                 .name("tiny-mcp-client-answer".into())
                 .spawn(move || {
-                    let response = shared.inbox.request(request);
-                    let _ = write_message(&shared, &response.into());
-                    shared.answering.fetch_sub(1, Ordering::SeqCst);
+                    let response = for_thread.inbox.request(request);
+                    let _ = write_message(&for_thread, &response.into());
+                    for_thread.answering.fetch_sub(1, Ordering::SeqCst);
                 });
             if let Err(e) = spawned {
+                shared.answering.fetch_sub(1, Ordering::SeqCst);
                 log::warn!("cannot start a thread to answer the server: {}", e);
             }
         }

@@ -1,6 +1,8 @@
 //! The blocking client against the `everything` example, over stdio (a
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
+mod hostile;
+
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

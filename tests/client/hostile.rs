@@ -1,0 +1,420 @@
+//! The client against servers that misbehave: each gets a clear error
+//! within the timeout, never a hang or a panic. Servers here are scripts
+//! on loopback sockets: a line-oriented one for `connect_io`, and a raw
+//! HTTP/1.1 one.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::Value;
+use tiny_mcp::{Client, ClientBuilder, Era, ErrorKind};
+
+const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"private"}"#;
+
+fn quick() -> ClientBuilder {
+    Client::builder("hostile-test", "1").request_timeout(Duration::from_millis(500))
+}
+
+/// A line server: `answer(request)` gives the lines to send back. The
+/// client side is returned as (reader, writer) for `connect_io`.
+fn line_server(
+    answer: impl Fn(&Value) -> Vec<String> + Send + 'static,
+) -> (BufReader<TcpStream>, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (server, _) = listener.accept().unwrap();
+    // Nagle's delay would make every round trip 40 ms.
+    client.set_nodelay(true).unwrap();
+    server.set_nodelay(true).unwrap();
+    thread::spawn(move || {
+        let mut out = server.try_clone().unwrap();
+        for line in BufReader::new(server).lines() {
+            let Ok(line) = line else { return };
+            let Ok(request) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            for reply in answer(&request) {
+                if out
+                    .write_all(reply.as_bytes())
+                    .and_then(|_| out.write_all(b"\n"))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    (BufReader::new(client.try_clone().unwrap()), client)
+}
+
+fn result(request: &Value, result: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+        request["id"], result
+    )
+}
+
+/// Answers discover, then `call` for tools/call.
+fn modern(
+    call: impl Fn(&Value) -> Vec<String> + Send + 'static,
+) -> (BufReader<TcpStream>, TcpStream) {
+    line_server(move |request| match request["method"].as_str() {
+        Some("server/discover") => vec![result(request, DISCOVER)],
+        Some("tools/call") => call(request),
+        _ => Vec::new(),
+    })
+}
+
+fn call_err(io: (BufReader<TcpStream>, TcpStream)) -> tiny_mcp::Error {
+    let client = quick().connect_io(io.0, io.1).expect("connect");
+    client.call_tool("t", Value::Null).unwrap_err()
+}
+
+fn is_timeout(e: &tiny_mcp::Error) -> bool {
+    matches!(e.kind(), ErrorKind::Timeout { .. })
+}
+
+// Garbage instead of JSON-RPC, a wrong id, or silence: the call times out
+// (the garbage is logged and dropped, STDIO-1).
+#[test]
+fn garbage_wrong_ids_and_silence_time_out() {
+    let garbage = call_err(modern(|_| {
+        vec!["this is not json".into(), "{\"jsonrpc\":\"2.0\"}".into()]
+    }));
+    assert!(is_timeout(&garbage), "{:?}", garbage);
+    let wrong = call_err(modern(|r| {
+        vec![format!(
+            r#"{{"jsonrpc":"2.0","id":"x{}","result":{{}}}}"#,
+            r["id"]
+        )]
+    }));
+    assert!(is_timeout(&wrong), "{:?}", wrong);
+    let silent = call_err(modern(|_| Vec::new()));
+    assert!(is_timeout(&silent), "{:?}", silent);
+}
+
+// A server that closes its output: the waiting call fails at once with a
+// protocol error that says so, not a timeout.
+#[test]
+fn a_server_that_hangs_up_fails_the_call() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (server, _) = listener.accept().unwrap();
+    thread::spawn(move || {
+        let mut out = server.try_clone().unwrap();
+        let mut lines = BufReader::new(server).lines();
+        if let Some(Ok(line)) = lines.next() {
+            let request: Value = serde_json::from_str(&line).unwrap();
+            let _ = writeln!(out, "{}", result(&request, DISCOVER));
+        }
+        let _ = lines.next();
+        let _ = out.shutdown(std::net::Shutdown::Both);
+    });
+    let c = Client::builder("t", "1")
+        .request_timeout(Duration::from_secs(30))
+        .connect_io(BufReader::new(client.try_clone().unwrap()), client)
+        .unwrap();
+    let err = c.call_tool("t", Value::Null).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Protocol(m) if m.contains("closed")),
+        "{:?}",
+        err
+    );
+    assert!(
+        c.call_tool("t", Value::Null).is_err(),
+        "later calls fail too"
+    );
+}
+
+// A flood of notifications, and a line over max_message_bytes, before the
+// answer: the notifications reach the callback, the long line is dropped,
+// and the answer still arrives.
+#[test]
+fn floods_and_oversized_lines_do_not_lose_the_answer() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = Arc::clone(&seen);
+    let io = modern(|r| {
+        let mut lines: Vec<String> = (0..5000)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":{}}}}}"#, i))
+            .collect();
+        lines.push(format!(
+            r#"{{"jsonrpc":"2.0","method":"x","params":{{"pad":"{}"}}}}"#,
+            "a".repeat(4096)
+        ));
+        lines.push(result(
+            r,
+            r#"{"resultType":"complete","content":[{"type":"text","text":"ok"}]}"#,
+        ));
+        lines
+    });
+    let client = Client::builder("t", "1")
+        .max_message_bytes(2048)
+        .request_timeout(Duration::from_secs(20))
+        .on_notification(move |_| {
+            s.fetch_add(1, Ordering::SeqCst);
+        })
+        .connect_io(io.0, io.1)
+        .unwrap();
+    let answer = client.call_tool("t", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&answer.content).unwrap()[0]["text"],
+        "ok"
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 5000);
+}
+
+// A result of the wrong shape is a protocol error naming the method.
+#[test]
+fn a_result_of_the_wrong_shape_is_a_protocol_error() {
+    let err = call_err(modern(|r| {
+        vec![result(
+            r,
+            r#"{"resultType":"complete","content":"not a list"}"#,
+        )]
+    }));
+    assert!(
+        matches!(err.kind(), ErrorKind::Protocol(m) if m.contains("tools/call")),
+        "{:?}",
+        err
+    );
+}
+
+// MRTR: a server that asks for input forever is stopped after 16 rounds.
+#[test]
+fn endless_input_rounds_are_cut_off() {
+    let err = call_err(modern(|r| {
+        vec![result(
+            r,
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+        )]
+    }));
+    assert!(
+        matches!(err.kind(), ErrorKind::Protocol(m) if m.contains("16")),
+        "{:?}",
+        err
+    );
+}
+
+// ---------------------------------------------------------------------------
+// HTTP
+
+/// What a scripted HTTP server does with one request.
+enum Reply {
+    /// Writes the bytes, keeps the connection.
+    Keep(Vec<u8>),
+    /// Writes the bytes, then closes.
+    Close(Vec<u8>),
+}
+
+/// One scripted HTTP exchange: the request (head, a blank line, body) and
+/// the reply; `None` closes the connection at once.
+type Script = dyn Fn(&str) -> Option<Reply> + Send + Sync;
+
+/// An HTTP server answering each request as `script` says; the requests
+/// it got are kept, in order.
+fn http_server(script: Arc<Script>) -> (String, Arc<parking_lot::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let heads = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (script, seen) = (Arc::clone(&script), Arc::clone(&seen));
+            thread::spawn(move || serve_one(stream, &*script, &seen));
+        }
+    });
+    (url, heads)
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let l = l.to_ascii_lowercase();
+            l.strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(format!("{}\n{}", head, String::from_utf8_lossy(&body)))
+}
+
+fn serve_one(stream: TcpStream, script: &Script, seen: &parking_lot::Mutex<Vec<String>>) {
+    let mut out = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    while let Some(text) = read_request(&mut reader) {
+        seen.lock().push(text.clone());
+        match script(&text) {
+            Some(Reply::Keep(bytes)) => {
+                if out.write_all(&bytes).is_err() {
+                    return;
+                }
+            }
+            Some(Reply::Close(bytes)) => {
+                let _ = out.write_all(&bytes);
+                return;
+            }
+            None => return,
+        }
+    }
+}
+
+/// The JSON-RPC id in a request's body.
+fn id_of(text: &str) -> Value {
+    let body = text
+        .split_once("\n{")
+        .map(|(_, b)| format!("{{{}", b))
+        .unwrap_or_default();
+    serde_json::from_str::<Value>(&body)
+        .map(|v| v["id"].clone())
+        .unwrap_or(Value::Null)
+}
+
+fn json_response(body: &str, extra: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}\r\n{}",
+        body.len(),
+        extra,
+        body
+    )
+    .into_bytes()
+}
+
+/// The 2025-11-25 handshake of a fake server with session `s-1`.
+fn handshake(text: &str) -> Option<Reply> {
+    if text.contains("\"initialize\"") {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"fake","version":"1"}}}}}}"#,
+            id_of(text)
+        );
+        return Some(Reply::Keep(json_response(&body, "Mcp-Session-Id: s-1\r\n")));
+    }
+    if text.contains("notifications/") {
+        return Some(Reply::Keep(
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        ));
+    }
+    None
+}
+
+// 2025-11-25 "Resumability and Redelivery": a POST stream that drops
+// after one event is resumed with a GET carrying its id as Last-Event-ID
+// and the session id, and the answer arrives there.
+#[test]
+fn a_dropped_stream_is_resumed_with_last_event_id() {
+    let call_id = Arc::new(parking_lot::Mutex::new(Value::Null));
+    let id = Arc::clone(&call_id);
+    let script: Arc<Script> = Arc::new(move |text: &str| {
+        if let Some(reply) = handshake(text) {
+            return Some(reply);
+        }
+        if text.starts_with("POST") && text.contains("tools/call") {
+            *id.lock() = id_of(text);
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+            return Some(Reply::Close(
+                format!("{}id: 7-1\r\nretry: 10\r\ndata:\r\n\r\n", head).into_bytes(),
+            ));
+        }
+        if text.starts_with("GET") && text.to_ascii_lowercase().contains("last-event-id: 7-1") {
+            let event = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[{{"type":"text","text":"resumed"}}]}}}}"#,
+                id.lock()
+            );
+            let body = format!("id: 7-2\r\ndata: {}\r\n\r\n", event);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            return Some(Reply::Keep(format!("{}{}", head, body).into_bytes()));
+        }
+        None
+    });
+    let (url, heads) = http_server(script);
+    let client = quick()
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(10))
+        .connect_http(&url)
+        .unwrap();
+    let answer = client.call_tool("t", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&answer.content).unwrap()[0]["text"],
+        "resumed"
+    );
+    let heads = heads.lock();
+    let get = heads
+        .iter()
+        .find(|h| h.starts_with("GET"))
+        .expect("a resuming GET");
+    assert!(get.contains("Mcp-Session-Id: s-1"), "{}", get);
+}
+
+// HTTP servers that misbehave: garbage for a head, a stream that ends
+// without the answer (2026-07-28 has no resumption, REM-4), silence, and
+// a JSON body that answers another id.
+#[test]
+fn misbehaving_http_servers_get_clear_errors() {
+    let discover = |text: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id_of(text),
+            DISCOVER
+        );
+        Some(Reply::Keep(json_response(&body, "")))
+    };
+    let case = |call: fn(&str) -> Option<Reply>| {
+        let script: Arc<Script> = Arc::new(move |text: &str| {
+            if text.contains("server/discover") {
+                discover(text)
+            } else {
+                call(text)
+            }
+        });
+        let (url, _) = http_server(script);
+        let client = quick().connect_http(&url).expect("connect");
+        client.call_tool("t", Value::Null).unwrap_err()
+    };
+    let garbage = case(|_| Some(Reply::Close(b"SMTP ready\r\n\r\n".to_vec())));
+    assert!(matches!(garbage.kind(), ErrorKind::Io(_)), "{:?}", garbage);
+    let ended = case(|_| {
+        Some(Reply::Close(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n\r\n".to_vec()))
+    });
+    assert!(
+        matches!(ended.kind(), ErrorKind::Protocol(m) if m.contains("ended")),
+        "{:?}",
+        ended
+    );
+    let silent = case(|_| {
+        thread::sleep(Duration::from_secs(2));
+        None
+    });
+    assert!(is_timeout(&silent), "{:?}", silent);
+    let other = case(|_| {
+        Some(Reply::Keep(json_response(
+            r#"{"jsonrpc":"2.0","id":999,"result":{}}"#,
+            "",
+        )))
+    });
+    assert!(
+        matches!(other.kind(), ErrorKind::Protocol(_)),
+        "{:?}",
+        other
+    );
+}
