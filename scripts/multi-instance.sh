@@ -10,7 +10,7 @@
 #                 build, then `cargo bench --bench http` drives 2026-07-28 tools/call
 #                 at instance a directly and through nginx, alternating, in one run
 #                 (`--at direct=… --at nginx=…`); the options after --bench go to it
-#                 (default: --no-memory --clients 16 --runs 5)
+#                 (default: --clients 16 --runs 5; --no-memory is always given)
 # Environment:
 #   EVERYTHING_BIN   use this server binary instead of building the example
 #                    (it must be built with --features sealed-state)
@@ -54,7 +54,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-[[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--no-memory --clients 16 --runs 5)
+[[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--clients 16 --runs 5)
 
 TAG=multi-instance
 # shellcheck source=lib/python-interop.sh
@@ -266,8 +266,9 @@ fi
 
 if [[ "$started" == 1 && "$bench" == 1 ]]; then
   echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}" >&2
+  # The memory figures are the bench's own servers', not the deployment's.
   (cd "$ROOT" && cargo bench --features sealed-state --bench http -- \
-    --at "direct=127.0.0.1:${PORTS[a]}" --at "nginx=127.0.0.1:$NGINX_PORT" "${bench_args[@]}")
+    --at "direct=127.0.0.1:${PORTS[a]}" --at "nginx=127.0.0.1:$NGINX_PORT" --no-memory "${bench_args[@]}")
   exit $?
 fi
 

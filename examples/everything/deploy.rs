@@ -72,7 +72,9 @@ impl Deploy {
 /// given the same file agrees.
 #[cfg(feature = "sealed-state")]
 fn sealed(builder: ServerBuilder, path: &str) -> Result<ServerBuilder, Error> {
-    let text = std::fs::read_to_string(path)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::msg(format!("cannot read the key file {}: {}", path, e)))?;
+    warn_if_readable_by_others(path);
     let mut keys = Vec::new();
     for line in text.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') {
@@ -86,6 +88,23 @@ fn sealed(builder: ServerBuilder, path: &str) -> Result<ServerBuilder, Error> {
     Ok(builder.request_state_codec(codec))
 }
 
+/// The keys are secrets: say so when others may read them.
+#[cfg(all(unix, feature = "sealed-state"))]
+fn warn_if_readable_by_others(path: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.permissions().mode() & 0o077 != 0 {
+            eprintln!(
+                "everything: warning: the key file {} is readable by others (chmod 600 it)",
+                path
+            );
+        }
+    }
+}
+
+#[cfg(all(not(unix), feature = "sealed-state"))]
+fn warn_if_readable_by_others(_: &str) {}
+
 #[cfg(not(feature = "sealed-state"))]
 fn sealed(_: ServerBuilder, _: &str) -> Result<ServerBuilder, Error> {
     Err(Error::msg(
@@ -96,7 +115,8 @@ fn sealed(_: ServerBuilder, _: &str) -> Result<ServerBuilder, Error> {
 
 #[cfg(feature = "sealed-state")]
 fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    // `from_str_radix` alone would take a leading `+`.
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len())

@@ -4,8 +4,12 @@
 //! A minimal RESP2 client, written out here (PUBLISH on one connection,
 //! SUBSCRIBE on another): the example builds with Debian 12's packaged
 //! crates, which have no Redis client, and the two commands need little.
-//! Every socket operation has a timeout; a lost connection is made again
-//! (the subscriber retries every second, forever, on its own thread).
+//! Every connect, write and reply has a timeout (2 s). Changes are
+//! published from a thread of their own, through a bounded queue, so a
+//! slow or unreachable Redis never holds the thread that made the change.
+//! The subscriber PINGs after 30 s of silence and reconnects when no
+//! answer comes (a connection dropped without a FIN), retrying every
+//! second, forever, on its own thread; a message over 1 MiB is skipped.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -53,23 +57,68 @@ fn command(parts: &[&str]) -> Vec<u8> {
 fn connect(address: &str, read_timeout: Option<Duration>) -> std::io::Result<TcpStream> {
     let address = super::socket_addr(address)
         .map_err(|why| std::io::Error::new(std::io::ErrorKind::InvalidInput, why))?;
-    let stream = TcpStream::connect(address)?;
+    let stream = TcpStream::connect_timeout(&address, TIMEOUT)?;
     stream.set_write_timeout(Some(TIMEOUT))?;
     stream.set_read_timeout(read_timeout)?;
     Ok(stream)
 }
 
-/// Publishes this instance's changes.
+/// Changes waiting for the publishing thread; more are dropped.
+const PUBLISH_QUEUE: usize = 1024;
+/// How long the subscriber waits in silence before it PINGs, and then
+/// for the PONG before it reconnects: a connection that died without a
+/// FIN (a NAT or firewall dropping it) is noticed within twice this.
+const SUBSCRIBER_IDLE: Duration = Duration::from_secs(30);
+/// Messages larger than this are skipped (the connection is kept).
+const MAX_MESSAGE: usize = 1024 * 1024;
+
+/// Publishes this instance's changes from a thread of its own, so that
+/// the thread making a change never waits for Redis.
 pub struct Publisher {
-    address: String,
-    connection: Mutex<Option<BufReader<TcpStream>>>,
+    queue: crossbeam_channel::Sender<String>,
 }
 
 impl Publisher {
     pub fn new(address: String) -> Publisher {
-        Publisher {
+        let (queue, changes) = crossbeam_channel::bounded::<String>(PUBLISH_QUEUE);
+        let connection = Connection {
             address,
             connection: Mutex::new(None),
+        };
+        let spawned = thread::Builder::new()
+            .name("everything-redis-publish".into())
+            .spawn(move || {
+                for message in changes {
+                    connection.publish(&message);
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("everything: cannot start the Redis publisher: {}", e);
+        }
+        Publisher { queue }
+    }
+}
+
+impl ChangeBus for Publisher {
+    fn publish(&self, event: &ChangeEvent) {
+        if self.queue.try_send(event.to_json()).is_err() {
+            eprintln!("everything: the Redis publisher is behind; a change was not published");
+        }
+    }
+}
+
+/// The publishing connection, made (again) when needed.
+struct Connection {
+    address: String,
+    connection: Mutex<Option<BufReader<TcpStream>>>,
+}
+
+impl Connection {
+    fn publish(&self, message: &str) {
+        if self.publish_once(message).is_err() {
+            if let Err(e) = self.publish_once(message) {
+                eprintln!("everything: cannot publish a change to Redis: {}", e);
+            }
         }
     }
 
@@ -99,17 +148,6 @@ impl Publisher {
     }
 }
 
-impl ChangeBus for Publisher {
-    fn publish(&self, event: &ChangeEvent) {
-        let message = event.to_json();
-        if self.publish_once(&message).is_err() {
-            if let Err(e) = self.publish_once(&message) {
-                eprintln!("everything: cannot publish a change to Redis: {}", e);
-            }
-        }
-    }
-}
-
 /// Feeds the other instances' changes into `handle`, on a thread of its
 /// own, reconnecting every second when Redis is away.
 pub fn subscribe(address: String, handle: ServerHandle) {
@@ -126,13 +164,30 @@ pub fn subscribe(address: String, handle: ServerHandle) {
     }
 }
 
-/// SUBSCRIBE, then apply every message until the connection ends.
+/// SUBSCRIBE, then apply every message until the connection ends or
+/// stays silent through a PING.
 fn listen(address: &str, handle: &ServerHandle) -> std::io::Result<()> {
-    let mut stream = connect(address, None)?;
+    let mut stream = connect(address, Some(SUBSCRIBER_IDLE))?;
     stream.write_all(&command(&["SUBSCRIBE", CHANNEL]))?;
     let mut reader = BufReader::new(stream);
+    let mut pinged = false;
     loop {
-        let parts = read_array(&mut reader)?;
+        let parts = match read_array(&mut reader) {
+            Ok(parts) => parts,
+            Err(e) if is_timeout(&e) && !pinged => {
+                reader.get_mut().write_all(&command(&["PING"]))?;
+                pinged = true;
+                continue;
+            }
+            Err(e) if is_timeout(&e) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no answer to PING",
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        pinged = false;
         if parts.len() == 3 && parts[0] == "message" {
             match ChangeEvent::from_json(&parts[2]) {
                 Ok(event) => {
@@ -162,14 +217,30 @@ fn read_array(reader: &mut impl BufRead) -> std::io::Result<Vec<String>> {
         let length: usize = line
             .strip_prefix('$')
             .and_then(|n| n.parse().ok())
-            .filter(|n| *n <= 1024 * 1024)
             .ok_or_else(|| bad("expected a bulk string"))?;
+        if length > MAX_MESSAGE {
+            // Skipped, not fatal: one oversized message must not cost
+            // every instance its subscription.
+            std::io::copy(
+                &mut reader.by_ref().take(length as u64 + 2),
+                &mut std::io::sink(),
+            )?;
+            parts.push(String::new());
+            continue;
+        }
         let mut data = vec![0; length + 2];
         reader.read_exact(&mut data)?;
         data.truncate(length);
         parts.push(String::from_utf8_lossy(&data).into_owned());
     }
     Ok(parts)
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 fn read_line(reader: &mut impl BufRead) -> std::io::Result<String> {

@@ -599,7 +599,7 @@ def main() -> None:
     run_check("1. 2026-07-28 tools/call through nginx reaches every instance", run.spread)
     run_check("2. multi-round 2026-07-28 call completes on another instance (sealed requestState)", run.multi_round)
     run_check("3. 2025-11-25 session through nginx is served by its owner throughout", run.legacy_session)
-    run_check("3. a dropped 2025-11-25 POST stream resumes through nginx with Last-Event-ID, no event lost", run.resume)
+    run_check("3b. a dropped 2025-11-25 POST stream resumes through nginx with Last-Event-ID, no event lost", run.resume)
     run_check(
         "4. Redis bus: notify_changed on one instance reaches a listen stream and a GET stream on two others",
         run.bus,
