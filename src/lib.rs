@@ -164,7 +164,10 @@ pub use server::SealedStateCodec;
 pub use server::{Change, ChangeBus, ChangeEvent};
 
 // The blocking client.
-pub use client::{BearerChallenge, CallOptions, CancelToken, Client, ClientBuilder, StderrMode};
+pub use client::{
+    BearerChallenge, CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription,
+    SubscriptionFilter,
+};
 
 // Errors.
 pub use error::{Error, ErrorKind};

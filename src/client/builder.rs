@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::{HttpLink, HttpSettings};
 use super::inbox::{Handlers, Inbox};
+use super::params::ParamHeaders;
 use super::stdio::{self, StderrMode};
 use super::Client;
 use crate::error::Error;
@@ -202,7 +203,14 @@ impl ClientBuilder {
         let inbox = Arc::new(Inbox::new(self.handlers.clone()));
         let (duplex, child) =
             stdio::spawn(command, self.stderr, Arc::clone(&inbox), self.limits())?;
-        Client::start(self, Arc::new(duplex), inbox, Some(child), None)
+        Client::start(
+            self,
+            Arc::new(duplex),
+            inbox,
+            Some(child),
+            None,
+            Arc::default(),
+        )
     }
 
     /// Connects over a reader and a writer of newline-delimited JSON-RPC:
@@ -225,7 +233,7 @@ impl ClientBuilder {
             self.limits(),
             Box::new(|| "the server closed the connection".to_string()),
         )?;
-        Client::start(self, Arc::new(duplex), inbox, None, None)
+        Client::start(self, Arc::new(duplex), inbox, None, None, Arc::default())
     }
 
     /// Connects to a Streamable HTTP endpoint, `http://host:port/path`
@@ -237,13 +245,15 @@ impl ClientBuilder {
     /// negotiation fails.
     pub fn connect_http(self, url: &str) -> Result<Client, Error> {
         let inbox = Arc::new(Inbox::new(self.handlers.clone()));
+        let params = Arc::new(ParamHeaders::default());
         let settings = HttpSettings {
             connect_timeout: self.connect_timeout,
             max_message_bytes: self.max_message_bytes,
             token: self.token.clone(),
+            params: Arc::clone(&params),
         };
         let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
-        Client::start(self, link.clone(), inbox, None, Some(link))
+        Client::start(self, link.clone(), inbox, None, Some(link), params)
     }
 }
 

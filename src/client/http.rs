@@ -22,6 +22,7 @@ use super::challenge::BearerChallenge;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::options::CancelGuard;
+use super::params::ParamHeaders;
 use super::wire::{Body, Conn, Endpoint, Events, Head};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
@@ -44,6 +45,7 @@ pub(crate) struct HttpSettings {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_message_bytes: usize,
     pub(crate) token: Option<Arc<TokenFn>>,
+    pub(crate) params: Arc<ParamHeaders>,
 }
 
 #[derive(Debug, Default)]
@@ -142,10 +144,10 @@ impl HttpLink {
 
     /// Sends one request on a pooled connection (a fresh one when a
     /// pooled one turns out closed) and reads its head.
-    fn send(
+    fn send<N: AsRef<str>>(
         &self,
         verb: &str,
-        headers: &[(&str, String)],
+        headers: &[(N, String)],
         body: Option<&[u8]>,
         wait: &Wait<'_>,
     ) -> Result<(Conn, Head), Error> {
@@ -180,17 +182,27 @@ impl HttpLink {
         resume: Option<&str>,
     ) -> Result<Outcome, Error> {
         let modern = is_modern(&out.params);
-        let mut headers = self.headers(&out.method, out.name.as_deref(), modern);
+        let mut headers: Vec<(String, String)> = self
+            .headers(&out.method, out.name.as_deref(), modern)
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect();
         let body;
         let (verb, body) = match resume {
             Some(last) => {
-                headers.retain(|(n, _)| *n != "Content-Type");
-                headers.retain(|(n, _)| *n != "Accept");
-                headers.push(("Accept", "text/event-stream".to_string()));
-                headers.push(("Last-Event-ID", last.to_string()));
+                headers.retain(|(n, _)| n != "Content-Type" && n != "Accept");
+                headers.push(("Accept".into(), "text/event-stream".into()));
+                headers.push(("Last-Event-ID".into(), last.to_string()));
                 ("GET", None)
             }
             None => {
+                if let (true, Some(name)) = (
+                    modern && out.method == methods::TOOLS_CALL,
+                    out.name.as_deref(),
+                ) {
+                    let arguments = out.params.get("arguments");
+                    headers.extend(self.settings.params.headers(name, arguments));
+                }
                 let message =
                     Message::request(out.id.clone(), out.method.clone(), Some(out.params.clone()));
                 body = message.to_json_string().into_bytes();
@@ -465,6 +477,47 @@ impl Link for HttpLink {
 }
 
 impl HttpLink {
+    /// Opens the session's GET stream (2025-11-25 transports, "Listening
+    /// for Messages from the Server"): its head, once it is a 200 event
+    /// stream.
+    pub(crate) fn open_get_stream(&self, timeout: Duration) -> Result<(Conn, Head), Error> {
+        let mut headers = self.headers("", None, false);
+        headers.retain(|(n, _)| *n != "Content-Type" && *n != "Accept");
+        headers.push(("Accept", "text/event-stream".to_string()));
+        let wait = Wait {
+            deadline: std::time::Instant::now() + timeout,
+            timeout,
+            cancel: None,
+        };
+        let (mut conn, head) = self.send("GET", &headers, None, &wait)?;
+        if head.status == 200 && head.media_type() == "text/event-stream" {
+            conn.stream().set_read_timeout(None)?;
+            return Ok((conn, head));
+        }
+        let bytes = Body::new(&mut conn, head.framing()).read_all(64 * 1024)?;
+        Err(self.refusal(&head, &bytes, true))
+    }
+
+    /// Reads the GET stream until it ends or `token` is cancelled; its
+    /// messages go where a POST stream's would.
+    pub(crate) fn read_get_stream(&self, mut conn: Conn, head: Head, token: &super::CancelToken) {
+        let socket = match conn.stream().try_clone() {
+            Ok(socket) => socket,
+            Err(_) => return,
+        };
+        let _guard = token.on_cancel(move || {
+            let _ = socket.shutdown(Shutdown::Both);
+        });
+        let body = Body::new(&mut conn, head.framing());
+        let mut events = Events::new(BufReader::new(body), self.settings.max_message_bytes);
+        let nobody = RequestId::String(String::new());
+        while let Ok(Some(event)) = events.next_event() {
+            if !event.data.trim().is_empty() {
+                let _ = self.on_event(&event.data, &nobody);
+            }
+        }
+    }
+
     /// The error of a failed exchange: a cancel or a timeout (which tell
     /// the 2025-11-25 server to stop), or the failure itself.
     fn failed(&self, e: Error, out: &Outgoing, wait: &Wait<'_>, modern: bool) -> Error {
@@ -539,7 +592,7 @@ fn response_to(bytes: &[u8], id: &RequestId) -> Result<Value, Error> {
 
 /// `Mcp-Name` as sent: the value itself when it is visible ASCII without
 /// leading or trailing spaces, else `=?base64?…?=` (HTTP-3).
-fn header_value(value: &str) -> String {
+pub(crate) fn header_value(value: &str) -> String {
     let plain = !value.is_empty()
         && value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !value.starts_with(' ')

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -61,6 +62,8 @@ impl Handlers {
 pub(crate) struct Inbox {
     handlers: Handlers,
     progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
+    /// Listen requests waiting for their acknowledgement (LISTEN-3).
+    acks: Mutex<HashMap<RequestId, Sender<Value>>>,
 }
 
 impl Inbox {
@@ -68,6 +71,7 @@ impl Inbox {
         Inbox {
             handlers,
             progress: Mutex::new(HashMap::new()),
+            acks: Mutex::new(HashMap::new()),
         }
     }
 
@@ -81,6 +85,32 @@ impl Inbox {
         ProgressGuard {
             inbox: Arc::clone(self),
             token,
+        }
+    }
+
+    /// The honoured filter of listen request `id`, when its
+    /// acknowledgement arrives.
+    pub(crate) fn expect_ack(&self, id: RequestId) -> Receiver<Value> {
+        let (tx, rx) = bounded(1);
+        self.acks.lock().insert(id, tx);
+        rx
+    }
+
+    /// LISTEN-3, LISTEN-5: an acknowledgement names its listen request in
+    /// `_meta.subscriptionId`; `true` when one was waiting for it.
+    fn acknowledged(&self, params: Option<&Value>) -> bool {
+        let id = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(crate::protocol::meta::SUBSCRIPTION_ID))
+            .and_then(RequestId::from_value);
+        let waiting = id.and_then(|id| self.acks.lock().remove(&id));
+        match waiting {
+            Some(tx) => {
+                let honored = params.and_then(|p| p.get("notifications")).cloned();
+                let _ = tx.send(honored.unwrap_or_else(|| Value::Object(JsonObject::new())));
+                true
+            }
+            None => false,
         }
     }
 
@@ -99,6 +129,11 @@ impl Inbox {
                 }
                 Err(e) => log::warn!("ignoring a malformed progress notification: {}", e),
             }
+            return;
+        }
+        if notification.method == notifications::SUBSCRIPTIONS_ACKNOWLEDGED
+            && self.acknowledged(notification.params.as_ref())
+        {
             return;
         }
         if let Some(callback) = &self.handlers.notification {

@@ -15,7 +15,9 @@ mod duplex;
 mod http;
 mod inbox;
 mod link;
+mod listen;
 mod options;
+mod params;
 mod rounds;
 mod stdio;
 mod wire;
@@ -31,6 +33,7 @@ use serde_json::Value;
 
 pub use builder::ClientBuilder;
 pub use challenge::BearerChallenge;
+pub use listen::{Subscription, SubscriptionFilter};
 pub use options::{CallOptions, CancelToken};
 pub use stdio::StderrMode;
 
@@ -72,6 +75,7 @@ pub struct Client {
     log_level: Mutex<Option<LoggingLevel>>,
     child: Option<Arc<ChildProcess>>,
     http: Option<Arc<HttpLink>>,
+    params: Arc<params::ParamHeaders>,
     closed: AtomicBool,
 }
 
@@ -88,6 +92,7 @@ impl Client {
         inbox: Arc<Inbox>,
         child: Option<Arc<ChildProcess>>,
         http: Option<Arc<HttpLink>>,
+        params: Arc<params::ParamHeaders>,
     ) -> Result<Client, Error> {
         let mut client = Client {
             capabilities: builder.handlers.capabilities(),
@@ -100,6 +105,7 @@ impl Client {
             log_level: Mutex::new(None),
             child,
             http,
+            params,
             closed: AtomicBool::new(false),
         };
         match connect::negotiate(&client, builder.era) {
@@ -312,7 +318,9 @@ impl Client {
     ///
     /// See [`Client`].
     pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
-        self.page(methods::TOOLS_LIST, cursor)
+        let page: ListToolsResult = self.page(methods::TOOLS_LIST, cursor)?;
+        self.params.learn(&page.tools);
+        Ok(page)
     }
 
     /// Calls a tool with `arguments` (a JSON object, or `Value::Null`).

@@ -110,11 +110,11 @@ impl Conn {
 
     /// Writes one request: `headers` as given, then `Content-Length` and
     /// the body when there is one.
-    pub(crate) fn send(
+    pub(crate) fn send<N: AsRef<str>>(
         &mut self,
         method: &str,
         endpoint: &Endpoint,
-        headers: &[(&str, String)],
+        headers: &[(N, String)],
         body: Option<&[u8]>,
     ) -> io::Result<()> {
         let mut out = Vec::with_capacity(512 + body.map_or(0, |b| b.len()));
@@ -124,7 +124,7 @@ impl Conn {
             method, endpoint.path, endpoint.authority
         )?;
         for (name, value) in headers {
-            write!(out, "{}: {}\r\n", name, value)?;
+            write!(out, "{}: {}\r\n", name.as_ref(), value)?;
         }
         if let Some(body) = body {
             write!(out, "Content-Length: {}\r\n", body.len())?;

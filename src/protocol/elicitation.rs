@@ -47,6 +47,29 @@ impl ElicitRequestFormParams {
             meta: None,
         }
     }
+
+    /// The `default` of each property of the schema that has one
+    /// (client/elicitation "Requested Schema", SEP-1034): what a client
+    /// puts into its answer for the fields the user left alone.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tiny_mcp::ElicitRequestFormParams;
+    ///
+    /// let form = ElicitRequestFormParams::new("Who?", json!({"type": "object", "properties": {
+    ///     "name": {"type": "string", "default": "Ada"}, "age": {"type": "integer"}}}));
+    /// assert_eq!(serde_json::Value::Object(form.default_values()), json!({"name": "Ada"}));
+    /// ```
+    pub fn default_values(&self) -> JsonObject {
+        let properties = match self.requested_schema.get("properties") {
+            Some(Value::Object(properties)) => properties,
+            _ => return JsonObject::new(),
+        };
+        properties
+            .iter()
+            .filter_map(|(name, schema)| Some((name.clone(), schema.get("default")?.clone())))
+            .collect()
+    }
 }
 
 /// URL-mode elicitation: `{"mode": "url", "message", "url", "elicitationId"}`.

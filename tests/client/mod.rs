@@ -414,3 +414,61 @@ fn the_mcp_command_line() {
     let info: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(info["era"], "2026-07-28");
 }
+
+// HTTP-4 (2026-07-28): after tools/list the client mirrors x-mcp-header
+// arguments in Mcp-Param-* headers; the server refuses a call without
+// them (-32020), so the call succeeding shows they were sent.
+#[test]
+fn mcp_param_headers_follow_the_tool_list() {
+    let via = Via::Http(Example::start(&[]));
+    let c = connect(&via, builder());
+    assert_eq!(c.era(), Era::V2026_07_28);
+    let before = c
+        .call_tool("test_custom_header", json!({"region": "Zürich"}))
+        .unwrap_err();
+    assert!(
+        matches!(before.kind(), ErrorKind::Server(e) if e.code.0 == -32020),
+        "{:?}",
+        before
+    );
+    c.list_tools().unwrap();
+    let after = c
+        .call_tool("test_custom_header", json!({"region": "Zürich"}))
+        .unwrap();
+    assert!(text(&after).contains("Zürich"), "{}", text(&after));
+}
+
+// Change notifications on request: subscriptions/listen in 2026-07-28
+// (LISTEN-3: acknowledged before listen returns, LISTEN-4: the honoured
+// filter), the GET stream of a 2025-11-25 HTTP session, and nothing to
+// open on 2025-11-25 stdio. Closing ends it; the client carries on.
+#[test]
+fn listen_brings_change_notifications_in_both_eras() {
+    each(|via, era| {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let b = builder().on_notification(move |n| {
+            let _ = tx.send(n.method.clone());
+        });
+        let c = match era {
+            Some(era) => connect(via, b.era(era)),
+            None => connect(via, b),
+        };
+        let subscription = c
+            .listen(&tiny_mcp::SubscriptionFilter::new().tools_list_changed())
+            .expect("listen");
+        if c.era() == Era::V2026_07_28 {
+            assert_eq!(subscription.honored(), &json!({"toolsListChanged": true}));
+        }
+        c.call_tool("notify_changed", Value::Null).expect("notify_changed");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let method = rx.recv_timeout(left).expect("notifications/tools/list_changed");
+            if method == "notifications/tools/list_changed" {
+                break;
+            }
+        }
+        subscription.close();
+        assert_eq!(text(&c.call_tool("echo", json!({"text": "on"})).unwrap()), "on");
+    });
+}
