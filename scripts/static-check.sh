@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# scripts/static-check.sh - build the `everything` example as one static
-# binary (the README's recipe), check that it is statically linked, run a
-# stdio exchange and an HTTP initialize against it, and report its size.
+# scripts/static-check.sh - build the `everything` example and the `mcp`
+# client as static binaries (the README's recipe), check that they are
+# statically linked, run a stdio exchange and an HTTP initialize against
+# the server, let the static `mcp` call it over stdio and HTTP, and report
+# both sizes.
 #
 # Usage (from the repository root): bash scripts/static-check.sh
 # Last line: "static binary: ok (N bytes)" (exit 0) or
-# "static binary: FAILED (why)" (exit 1). The size limit is 2.0 MiB.
+# "static binary: FAILED (why)" (exit 1). The size limit is 2.0 MiB, each.
 set -uo pipefail
 
 ROOT=$(pwd -P)
@@ -13,23 +15,26 @@ TARGET=x86_64-unknown-linux-gnu
 LIMIT=$((2 * 1024 * 1024))
 OUT="$ROOT/target/static-check"
 BIN="$OUT/$TARGET/static/examples/everything"
+MCP="$OUT/$TARGET/static/examples/mcp"
 log() { echo "static-check: $*" >&2; }
 die() { echo "static binary: FAILED ($*)"; exit 1; }
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT"
 RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
-    cargo build --profile static --example everything --target "$TARGET" --target-dir "$OUT" \
-    || die "the static build failed"
+    cargo build --profile static --example everything --example mcp --target "$TARGET" \
+    --target-dir "$OUT" || die "the static build failed"
 
 # A static executable has no program interpreter and needs no library.
-if readelf -l "$BIN" | grep -q 'Requesting program interpreter'; then
-    die "$BIN asks for a dynamic loader"
-fi
-if readelf -d "$BIN" 2>/dev/null | grep -q '(NEEDED)'; then
-    die "$BIN needs shared libraries"
-fi
-log "$(file -b "$BIN" | cut -d, -f1-4)"
+for bin in "$BIN" "$MCP"; do
+    if readelf -l "$bin" | grep -q 'Requesting program interpreter'; then
+        die "$bin asks for a dynamic loader"
+    fi
+    if readelf -d "$bin" 2>/dev/null | grep -q '(NEEDED)'; then
+        die "$bin needs shared libraries"
+    fi
+    log "$(basename "$bin"): $(file -b "$bin" | cut -d, -f1-4)"
+done
 
 # stdio: the README's first exchange.
 answer=$(printf '%s\n' \
@@ -63,7 +68,17 @@ case "$reply" in
     *) echo "$reply" >&2; die "no initialize result over HTTP" ;;
 esac
 
+# The static client against the static server, both eras' default path.
+out=$("$MCP" --stdio "$BIN --stdio" --pretty call echo text=hello 2>&1) || die "mcp over stdio: $out"
+[ "$out" = hello ] || die "mcp over stdio printed: $out"
+out=$("$MCP" --http "$url" --pretty call echo text=hello 2>&1) || die "mcp over HTTP: $out"
+[ "$out" = hello ] || die "mcp over HTTP printed: $out"
+log "mcp: called echo over stdio and HTTP"
+
 size=$(stat -c %s "$BIN")
-log "size: $size bytes ($(awk -v s="$size" 'BEGIN {printf "%.2f MB, %.2f MiB", s / 1e6, s / 1048576}'))"
-[ "$size" -le "$LIMIT" ] || die "$size bytes is over the 2.0 MiB limit"
-echo "static binary: ok ($size bytes)"
+mcp_size=$(stat -c %s "$MCP")
+mib() { awk -v s="$1" 'BEGIN {printf "%.2f MB, %.2f MiB", s / 1e6, s / 1048576}'; }
+log "everything: $size bytes ($(mib "$size")); mcp: $mcp_size bytes ($(mib "$mcp_size"))"
+[ "$size" -le "$LIMIT" ] || die "everything: $size bytes is over the 2.0 MiB limit"
+[ "$mcp_size" -le "$LIMIT" ] || die "mcp: $mcp_size bytes is over the 2.0 MiB limit"
+echo "static binary: ok ($size bytes; mcp $mcp_size bytes)"

@@ -48,9 +48,65 @@
 //! | [`ServerHandle`] | changes while serving, and change notifications |
 //! | [`HttpServerBuilder`], [`HttpServer`] | Streamable HTTP settings and the running server |
 //! | [`MemoryClient`] | an in-memory client for testing handlers |
+//! | [`Client`], [`ClientBuilder`], [`CallOptions`], [`CancelToken`] | the blocking client: connect over stdio, HTTP or any reader and writer, then call |
 //! | [`Error`], [`ErrorKind`] | the one error type, and how each kind reaches the client ([`Error::to_wire`]) |
 //! | [`Message`], [`Request`], [`Response`], [`RequestId`], [`ErrorObject`] | JSON-RPC 2.0 messages |
 //! | [`methods`], [`notifications`], [`meta`], [`versions`] | names as the spec spells them |
+//!
+//! ## Calling a server
+//!
+//! [`Client`] is a blocking client for the same two eras: it tries
+//! 2026-07-28 (`server/discover`) and falls back to the `initialize`
+//! handshake. Over a child process's stdio:
+//!
+//! ```no_run
+//! use std::process::Command;
+//! use tiny_mcp::Client;
+//!
+//! let mut server = Command::new("my-mcp-server");
+//! server.arg("--stdio");
+//! let client = Client::builder("my-tool", "1.0.0").connect_stdio(server)?;
+//! let answer = client.call_tool("greet", serde_json::json!({"name": "Ada"}))?;
+//! println!("{:?}", answer.content);
+//! # Ok::<(), tiny_mcp::Error>(())
+//! ```
+//!
+//! Over Streamable HTTP, with a bearer token:
+//!
+//! ```no_run
+//! use tiny_mcp::Client;
+//!
+//! let client = Client::builder("my-tool", "1.0.0")
+//!     .bearer_token(|| std::env::var("MCP_TOKEN").ok())
+//!     .connect_http("http://127.0.0.1:3000/mcp")?;
+//! for tool in client.list_tools()? {
+//!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//! }
+//! # Ok::<(), tiny_mcp::Error>(())
+//! ```
+//!
+//! Over any reader and writer of newline-delimited JSON-RPC (the mirror of
+//! [`Server::serve_io`]), here a server in the same process:
+//!
+//! ```
+//! use std::io::BufReader;
+//! use std::net::{TcpListener, TcpStream};
+//! use tiny_mcp::{CallToolResult, Client, JsonObject, RequestContext, Server, Tool};
+//!
+//! let server = Server::builder("in-process", "1.0.0")
+//!     .tool(Tool::new("ping_me", serde_json::json!({"type": "object"})),
+//!           |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("pong")))
+//!     .build();
+//! let listener = TcpListener::bind("127.0.0.1:0")?;
+//! let ours = TcpStream::connect(listener.local_addr()?)?;
+//! let (theirs, _) = listener.accept()?;
+//! let reader = BufReader::new(theirs.try_clone()?);
+//! std::thread::spawn(move || server.serve_io(reader, theirs));
+//! let client = Client::builder("test", "1").connect_io(BufReader::new(ours.try_clone()?), ours)?;
+//! let answer = client.call_tool("ping_me", serde_json::Value::Null)?;
+//! assert_eq!(answer.is_error, None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## Threads and shutdown
 //!
@@ -107,7 +163,8 @@
 //! with resumption, DNS-rebinding protection). MCP 2026-07-28:
 //! `server/discover`, the per-request `_meta` envelope, result decoration,
 //! `subscriptions/listen`, multi round-trip requests, and the HTTP header
-//! checks. Not implemented: tasks.
+//! checks. Not implemented: tasks. The client speaks both eras over stdio
+//! and plain `http://` (no TLS yet).
 //!
 //! Doc comments and tests cite requirements by short ids such as `LC-8`
 //! or `MRTR-5`. Each id is a rule of the MCP specification, listed with

@@ -215,6 +215,9 @@ impl ClientBuilder {
 
     /// Connects over a reader and a writer of newline-delimited JSON-RPC:
     /// the mirror of [`Server::serve_io`](crate::Server::serve_io).
+    /// Closing the client drops the writer, which is end of input for the
+    /// server; for a socket whose reading half the client still holds,
+    /// shut the socket down yourself to end the server's side.
     ///
     /// # Errors
     ///
