@@ -135,4 +135,7 @@ log "tests and examples build"
 old_cargo test --no-run --features sealed-state \
     || die "cargo test --no-run --features sealed-state with rustc $MSRV"
 log "the sealed-state feature builds"
+old_cargo test --no-run --features tls \
+    || die "cargo test --no-run --features tls with rustc $MSRV"
+log "the tls feature builds"
 ok

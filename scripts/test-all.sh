@@ -54,6 +54,10 @@ step test cargo test --all-targets
 # steps below rebuild the default example).
 step test-sealed-state bash -c \
     'cargo build --features sealed-state --examples && cargo test --features sealed-state --all-targets'
+# The client over https:// (feature `tls`, rustls): clippy, and the client
+# tests with it (they include the TLS ones).
+step tls bash -c \
+    'cargo clippy --all-targets --features tls -- -D warnings && cargo test --features tls --test tests client::'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/code-size.py
@@ -62,6 +66,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop-ts.sh --http
     step interop-python bash scripts/interop-python.sh
     step interop-oauth bash scripts/interop-oauth.sh
+    step interop-client bash scripts/interop-client.sh
     step multi-instance bash scripts/multi-instance.sh
     step conformance bash scripts/conformance-run.sh
     step msrv bash scripts/msrv-check.sh

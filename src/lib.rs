@@ -164,7 +164,7 @@
 //! `server/discover`, the per-request `_meta` envelope, result decoration,
 //! `subscriptions/listen`, multi round-trip requests, and the HTTP header
 //! checks. Not implemented: tasks. The client speaks both eras over stdio
-//! and plain `http://` (no TLS yet).
+//! and `http://`, and `https://` with the `tls` feature.
 //!
 //! Doc comments and tests cite requirements by short ids such as `LC-8`
 //! or `MRTR-5`. Each id is a rule of the MCP specification, listed with

@@ -47,6 +47,7 @@ pub struct ClientBuilder {
     pub(crate) max_pending: usize,
     pub(crate) stderr: StderrMode,
     pub(crate) token: Option<Arc<super::http::TokenFn>>,
+    pub(crate) tls_roots: Vec<Vec<u8>>,
 }
 
 impl ClientBuilder {
@@ -61,6 +62,7 @@ impl ClientBuilder {
             max_pending: 1024,
             stderr: StderrMode::Inherit,
             token: None,
+            tls_roots: Vec::new(),
         }
     }
 
@@ -127,6 +129,15 @@ impl ClientBuilder {
         token: impl Fn() -> Option<String> + Send + Sync + 'static,
     ) -> ClientBuilder {
         self.token = Some(Arc::new(token));
+        self
+    }
+
+    /// Also trusts the certificates in `pem` (PEM text, one or more
+    /// `CERTIFICATE` blocks) for `https://` servers, besides Mozilla's
+    /// roots: for a private certificate authority or a self-signed test
+    /// server. Feature `tls`; without it `https://` URLs are refused.
+    pub fn tls_root_certificates(mut self, pem: impl Into<Vec<u8>>) -> ClientBuilder {
+        self.tls_roots.push(pem.into());
         self
     }
 
@@ -239,8 +250,11 @@ impl ClientBuilder {
         Client::start(self, Arc::new(duplex), inbox, None, None, Arc::default())
     }
 
-    /// Connects to a Streamable HTTP endpoint, `http://host:port/path`
-    /// (basic/transports "Streamable HTTP").
+    /// Connects to a Streamable HTTP endpoint, `http://host:port/path`, or
+    /// `https://…` with the `tls` feature (rustls; the server's certificate
+    /// must chain to Mozilla's roots or to one given to
+    /// [`tls_root_certificates`](Self::tls_root_certificates), for the
+    /// URL's host) (basic/transports "Streamable HTTP").
     ///
     /// # Errors
     ///
@@ -254,6 +268,11 @@ impl ClientBuilder {
             max_message_bytes: self.max_message_bytes,
             token: self.token.clone(),
             params: Arc::clone(&params),
+            #[cfg(feature = "tls")]
+            tls: match url.starts_with("https://") {
+                true => Some(Arc::new(super::tls::Tls::new(&self.tls_roots)?)),
+                false => None,
+            },
         };
         let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
         Client::start(self, link.clone(), inbox, None, Some(link), params)

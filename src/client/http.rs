@@ -23,7 +23,7 @@ use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::options::CancelGuard;
 use super::params::ParamHeaders;
-use super::wire::{Body, Conn, Endpoint, Events, Head};
+use super::wire::{Body, Conn, Endpoint, Events, Head, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
@@ -46,6 +46,9 @@ pub(crate) struct HttpSettings {
     pub(crate) max_message_bytes: usize,
     pub(crate) token: Option<Arc<TokenFn>>,
     pub(crate) params: Arc<ParamHeaders>,
+    /// Roots for `https://` (feature `tls`).
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<Arc<super::tls::Tls>>,
 }
 
 #[derive(Debug, Default)]
@@ -96,15 +99,42 @@ impl HttpLink {
     }
 
     fn connect(&self) -> Result<Conn, Error> {
-        self.endpoint
+        let socket = self
+            .endpoint
             .connect(self.settings.connect_timeout)
-            .map(Conn::new)
             .map_err(|e| {
                 Error::msg(format!(
                     "cannot connect to {}:{}: {}",
                     self.endpoint.host, self.endpoint.port, e
                 ))
-            })
+            })?;
+        self.secure(socket).map(Conn::new)
+    }
+
+    /// The socket as is for `http://`, under TLS for `https://`.
+    fn secure(&self, socket: std::net::TcpStream) -> Result<Transport, Error> {
+        if !self.endpoint.tls {
+            return Ok(Transport::Plain(socket));
+        }
+        #[cfg(feature = "tls")]
+        {
+            let tls = self
+                .settings
+                .tls
+                .as_ref()
+                .ok_or_else(|| Error::msg("no TLS configuration"))?;
+            Ok(Transport::Tls(Box::new(
+                tls.wrap(&self.endpoint.host, socket)?,
+            )))
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            drop(socket);
+            Err(Error::msg(format!(
+                "https://{}: https:// needs tiny-mcp's `tls` feature",
+                self.endpoint.authority
+            )))
+        }
     }
 
     /// The headers of a POST carrying `body_meta`'s request: the modern
@@ -289,10 +319,11 @@ impl HttpLink {
         // The same socket, to set each read's timeout while the body
         // borrows the connection.
         let socket = conn.stream().try_clone()?;
+        let mut reusable = false;
         let answer = {
             let body = Body::new(&mut conn, head.framing());
             let mut events = Events::new(BufReader::new(body), max);
-            loop {
+            let answer = loop {
                 if wait.remaining().is_zero() {
                     return Err(wait.timed_out("the request"));
                 }
@@ -316,8 +347,15 @@ impl HttpLink {
                 if let Some(answer) = self.on_event(&event.data, id) {
                     break Some(answer);
                 }
+            };
+            if answer.is_some() {
+                reusable = drain(&mut events, &socket) && head.keeps_alive();
             }
+            answer
         };
+        if reusable {
+            self.keep(conn);
+        }
         match answer {
             Some(answer) => Ok(Outcome::Answer(answer)),
             None => Ok(Outcome::Dropped { last_id, retry }),
@@ -550,6 +588,23 @@ fn set_timeout(conn: &Conn, wait: &Wait<'_>) -> Result<(), Error> {
     conn.stream().set_read_timeout(Some(left))?;
     conn.stream().set_write_timeout(Some(left))?;
     Ok(())
+}
+
+/// After the answer, the server ends the stream (2025-11-25: "the server
+/// SHOULD close the SSE stream"): read it to its end, briefly, so that the
+/// connection can carry the next request. `true` when the body ended.
+fn drain(events: &mut Events<BufReader<Body<'_>>>, socket: &std::net::TcpStream) -> bool {
+    if socket.set_read_timeout(Some(Duration::from_millis(50))).is_err() {
+        return false;
+    }
+    for _ in 0..16 {
+        match events.next_event() {
+            Ok(Some(_)) => continue,
+            Ok(None) => return events.reader().get_ref().finished(),
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// A socket timeout must not be zero.

@@ -20,6 +20,8 @@ mod options;
 mod params;
 mod rounds;
 mod stdio;
+#[cfg(feature = "tls")]
+mod tls;
 mod wire;
 
 use std::fmt;
@@ -350,7 +352,32 @@ impl Client {
         if !arguments.is_null() {
             params["arguments"] = arguments;
         }
-        self.typed(methods::TOOLS_CALL, params, Some(name.to_string()), options)
+        let first = self.typed(
+            methods::TOOLS_CALL,
+            params.clone(),
+            Some(name.to_string()),
+            options,
+        );
+        match first {
+            // HTTP-4: a server that wants Mcp-Param-* headers for a tool this
+            // client has not listed yet says so with -32020; list, then retry
+            // once with the headers.
+            Err(e) if self.needs_param_headers(&e, name) => {
+                self.list_tools()?;
+                self.typed(methods::TOOLS_CALL, params, Some(name.to_string()), options)
+            }
+            other => other,
+        }
+    }
+
+    /// A 2026-07-28 HTTP header mismatch (`-32020`) on a tool no list has
+    /// named yet.
+    fn needs_param_headers(&self, e: &Error, name: &str) -> bool {
+        let mismatch = matches!(e.kind(), ErrorKind::Server(o) if o.code == crate::jsonrpc::ErrorCode::HEADER_MISMATCH);
+        mismatch
+            && self.http.is_some()
+            && self.server.era == Era::V2026_07_28
+            && !self.params.knows(name)
     }
 
     /// Every resource, following `nextCursor`.

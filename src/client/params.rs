@@ -13,17 +13,27 @@ use crate::protocol::Tool;
 /// Tools seen so far, at most this many remembered.
 const MAX_TOOLS: usize = 10_000;
 
+/// The path of an annotated argument through `properties`, and its
+/// header name.
+type Annotated = (Vec<String>, String);
+
 /// Which argument goes into which header, per tool name.
 #[derive(Debug, Default)]
 pub(crate) struct ParamHeaders {
-    tools: Mutex<HashMap<String, Vec<(String, String)>>>,
+    tools: Mutex<HashMap<String, Vec<Annotated>>>,
+    /// Tools of every list read so far, annotated or not.
+    seen: Mutex<std::collections::HashSet<String>>,
 }
 
 impl ParamHeaders {
     /// Remembers the `x-mcp-header` properties of `tools`.
     pub(crate) fn learn(&self, tools: &[Tool]) {
         let mut known = self.tools.lock();
+        let mut seen = self.seen.lock();
         for tool in tools {
+            if seen.len() < MAX_TOOLS {
+                seen.insert(tool.name.clone());
+            }
             let headers = annotated(&tool.input_schema);
             if headers.is_empty() {
                 known.remove(&tool.name);
@@ -31,6 +41,11 @@ impl ParamHeaders {
                 known.insert(tool.name.clone(), headers);
             }
         }
+    }
+
+    /// `true` once a tool list named `name`.
+    pub(crate) fn knows(&self, name: &str) -> bool {
+        self.seen.lock().contains(name)
     }
 
     /// The headers of a `tools/call` of `name` with `arguments`: one per
@@ -43,8 +58,12 @@ impl ParamHeaders {
         };
         pairs
             .iter()
-            .filter_map(|(property, header)| {
-                let value = match arguments.and_then(|a| a.get(property))? {
+            .filter_map(|(path, header)| {
+                let mut value = arguments?;
+                for key in path {
+                    value = value.get(key)?;
+                }
+                let value = match value {
                     Value::String(s) => super::http::header_value(s),
                     Value::Bool(b) => b.to_string(),
                     Value::Number(n) => n.to_string(),
@@ -56,27 +75,43 @@ impl ParamHeaders {
     }
 }
 
-/// `(property, header name)` of each annotated property.
-fn annotated(schema: &crate::jsonrpc::JsonObject) -> Vec<(String, String)> {
+/// Each annotated property, reachable from the root through `properties`
+/// only (MHTTP-15), with a header name that is an RFC 9110 token.
+fn annotated(schema: &crate::jsonrpc::JsonObject) -> Vec<Annotated> {
+    let mut found = Vec::new();
+    walk(schema, &mut Vec::new(), &mut found);
+    found
+}
+
+/// Depth of nested `properties` followed at most.
+const MAX_DEPTH: usize = 8;
+
+fn walk(schema: &crate::jsonrpc::JsonObject, path: &mut Vec<String>, found: &mut Vec<Annotated>) {
     let properties = match schema.get("properties") {
-        Some(Value::Object(p)) => p,
-        _ => return Vec::new(),
+        Some(Value::Object(p)) if path.len() < MAX_DEPTH => p,
+        _ => return,
     };
-    properties
-        .iter()
-        .filter_map(|(property, schema)| {
-            let header = schema.get("x-mcp-header").and_then(Value::as_str)?;
-            let valid = !header.is_empty()
-                && header
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            if valid {
-                Some((property.clone(), header.to_string()))
-            } else {
-                None
-            }
-        })
-        .collect()
+    for (property, inner) in properties {
+        let inner = match inner {
+            Value::Object(inner) => inner,
+            _ => continue,
+        };
+        path.push(property.clone());
+        match inner.get("x-mcp-header").and_then(Value::as_str) {
+            Some(header) if is_token(header) => found.push((path.clone(), header.to_string())),
+            Some(_) => {}
+            None => walk(inner, path, found),
+        }
+        path.pop();
+    }
+}
+
+/// RFC 9110 §5.6.2: `tchar`s, at least one.
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 #[cfg(test)]
@@ -93,13 +128,18 @@ mod tests {
             "count": {"type": "integer", "x-mcp-header": "Count"},
             "flag": {"type": "boolean", "x-mcp-header": "Flag"},
             "bad": {"type": "string", "x-mcp-header": "no spaces"},
+            "where": {"type": "object", "properties": {
+                "zone": {"type": "string", "x-mcp-header": "Geo.Zone"}}},
             "plain": {"type": "string"}
         }});
         let headers = ParamHeaders::default();
         headers.learn(&[Tool::new("t", schema)]);
         let mut got = headers.headers(
             "t",
-            Some(&json!({"region": "eu-west", "count": 3, "flag": true, "bad": "x", "plain": "y"})),
+            Some(
+                &json!({"region": "eu-west", "count": 3, "flag": true, "bad": "x",
+                "plain": "y", "where": {"zone": "z1"}}),
+            ),
         );
         got.sort();
         assert_eq!(
@@ -107,6 +147,7 @@ mod tests {
             vec![
                 ("Mcp-Param-Count".to_string(), "3".to_string()),
                 ("Mcp-Param-Flag".to_string(), "true".to_string()),
+                ("Mcp-Param-Geo.Zone".to_string(), "z1".to_string()),
                 ("Mcp-Param-Region".to_string(), "eu-west".to_string()),
             ]
         );

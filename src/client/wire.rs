@@ -13,9 +13,11 @@ use crate::lines::{read_line, Line};
 const MAX_HEADERS: usize = 64;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 
-/// An `http://host[:port]/path` endpoint.
+/// An `http://host[:port]/path` or `https://…` endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Endpoint {
+    /// `https://`: TLS (feature `tls`).
+    pub(crate) tls: bool,
     pub(crate) host: String,
     pub(crate) port: u16,
     /// Path and query, starting with `/`.
@@ -25,18 +27,14 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// Parses an `http://` URL; `https://` needs TLS, which this build has
-    /// not.
+    /// Parses an `http://` or `https://` URL.
     pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
-        let rest = if let Some(rest) = url.strip_prefix("http://") {
-            rest
-        } else if url.starts_with("https://") {
-            return Err(format!(
-                "{}: https:// is not supported by this build (plain http:// only)",
-                url
-            ));
+        let (tls, rest) = if let Some(rest) = url.strip_prefix("http://") {
+            (false, rest)
+        } else if let Some(rest) = url.strip_prefix("https://") {
+            (true, rest)
         } else {
-            return Err(format!("{}: not an http:// URL", url));
+            return Err(format!("{}: not an http:// or https:// URL", url));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -50,9 +48,11 @@ impl Endpoint {
         if authority.is_empty() || authority.contains('@') {
             return Err(format!("{}: expected http://host[:port]/path", url));
         }
+        let default_port = if tls { 443 } else { 80 };
         let (host, port) =
-            split_host_port(authority).ok_or_else(|| format!("{}: bad port", url))?;
+            split_host_port(authority, default_port).ok_or_else(|| format!("{}: bad port", url))?;
         Ok(Endpoint {
+            tls,
             host,
             port,
             path,
@@ -77,35 +77,74 @@ impl Endpoint {
     }
 }
 
-fn split_host_port(authority: &str) -> Option<(String, u16)> {
+fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
     if let Some(end) = authority.strip_prefix('[').and_then(|a| a.find(']')) {
         let host = &authority[..end + 2];
         return match &authority[end + 2..] {
-            "" => Some((host.to_string(), 80)),
+            "" => Some((host.to_string(), default_port)),
             port => Some((host.to_string(), port.strip_prefix(':')?.parse().ok()?)),
         };
     }
     match authority.rsplit_once(':') {
         Some((host, port)) => Some((host.to_string(), port.parse().ok()?)),
-        None => Some((authority.to_string(), 80)),
+        None => Some((authority.to_string(), default_port)),
+    }
+}
+
+/// The bytes under a connection: a socket, or TLS over one.
+pub(crate) enum Transport {
+    Plain(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<super::tls::TlsStream>),
+}
+
+impl Read for Transport {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.read(buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Transport {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(s) => s.write(buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(s) => s.flush(),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => s.flush(),
+        }
     }
 }
 
 /// One keep-alive connection.
-#[derive(Debug)]
 pub(crate) struct Conn {
-    pub(crate) reader: BufReader<TcpStream>,
+    pub(crate) reader: BufReader<Transport>,
 }
 
 impl Conn {
-    pub(crate) fn new(stream: TcpStream) -> Conn {
+    pub(crate) fn new(transport: Transport) -> Conn {
         Conn {
-            reader: BufReader::with_capacity(16 * 1024, stream),
+            reader: BufReader::with_capacity(16 * 1024, transport),
         }
     }
 
+    /// The socket, for timeouts and shutdown.
     pub(crate) fn stream(&self) -> &TcpStream {
-        self.reader.get_ref()
+        match self.reader.get_ref() {
+            Transport::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => s.socket(),
+        }
     }
 
     /// Writes one request: `headers` as given, then `Content-Length` and
@@ -133,7 +172,7 @@ impl Conn {
         if let Some(body) = body {
             out.extend_from_slice(body);
         }
-        let mut stream = self.reader.get_ref();
+        let stream = self.reader.get_mut();
         stream.write_all(&out)?;
         stream.flush()
     }
@@ -411,6 +450,11 @@ impl<R: BufRead> Events<R> {
         }
     }
 
+    /// The reader under the events.
+    pub(crate) fn reader(&self) -> &R {
+        &self.reader
+    }
+
     /// The next event with data or an id (comments, such as keepalives,
     /// are skipped); `None` at the end of the stream.
     pub(crate) fn next_event(&mut self) -> io::Result<Option<Event>> {
@@ -475,9 +519,11 @@ mod tests {
         assert_eq!((e.port, e.path.as_str()), (80, "/?x=1"));
         let e = Endpoint::parse("http://[::1]:9/mcp").unwrap();
         assert_eq!((e.host.as_str(), e.port), ("[::1]", 9));
-        assert!(Endpoint::parse("https://example.com/")
-            .unwrap_err()
-            .contains("https"));
+        let e = Endpoint::parse("https://example.com/mcp").unwrap();
+        assert_eq!(
+            (e.tls, e.port, e.authority.as_str()),
+            (true, 443, "example.com")
+        );
         assert!(Endpoint::parse("http://user@example.com/").is_err());
         assert!(Endpoint::parse("http://example.com:x/").is_err());
         assert!(Endpoint::parse("ftp://example.com/").is_err());

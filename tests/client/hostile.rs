@@ -33,9 +33,13 @@ fn line_server(
     thread::spawn(move || {
         let mut out = server.try_clone().unwrap();
         for line in BufReader::new(server).lines() {
-            let Ok(line) = line else { return };
-            let Ok(request) = serde_json::from_str::<Value>(&line) else {
-                continue;
+            let line = match line {
+                Ok(line) => line,
+                Err(_) => return,
+            };
+            let request = match serde_json::from_str::<Value>(&line) {
+                Ok(request) => request,
+                Err(_) => continue,
             };
             for reply in answer(&request) {
                 if out
@@ -223,7 +227,10 @@ fn http_server(script: Arc<Script>) -> (String, Arc<parking_lot::Mutex<Vec<Strin
     let seen = Arc::clone(&heads);
     thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(stream) = stream else { return };
+            let stream = match stream {
+                Ok(stream) => stream,
+                Err(_) => return,
+            };
             let (script, seen) = (Arc::clone(&script), Arc::clone(&seen));
             thread::spawn(move || serve_one(stream, &*script, &seen));
         }
