@@ -69,6 +69,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-client bash scripts/interop-client.sh
     step multi-instance bash scripts/multi-instance.sh
     step conformance bash scripts/conformance-run.sh
+    step conformance-client bash scripts/conformance-client.sh
     step msrv bash scripts/msrv-check.sh
     step min-versions bash scripts/min-versions-check.sh
     step debian-crates bash scripts/debian-crates-check.sh

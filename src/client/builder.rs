@@ -48,6 +48,7 @@ pub struct ClientBuilder {
     pub(crate) stderr: StderrMode,
     pub(crate) token: Option<Arc<super::http::TokenFn>>,
     pub(crate) tls_roots: Vec<Vec<u8>>,
+    pub(crate) reinitialize: bool,
 }
 
 impl ClientBuilder {
@@ -63,6 +64,7 @@ impl ClientBuilder {
             stderr: StderrMode::Inherit,
             token: None,
             tls_roots: Vec::new(),
+            reinitialize: false,
         }
     }
 
@@ -129,6 +131,18 @@ impl ClientBuilder {
         token: impl Fn() -> Option<String> + Send + Sync + 'static,
     ) -> ClientBuilder {
         self.token = Some(Arc::new(token));
+        self
+    }
+
+    /// When a 2025-11-25 HTTP server ends the session (`404` on its id),
+    /// starts a new one with `initialize` and sends the request again,
+    /// once, instead of returning
+    /// [`ErrorKind::SessionExpired`](crate::ErrorKind::SessionExpired)
+    /// (2025-11-25 transports, "Session Management": the client MUST start
+    /// a new session). What the old session held (subscriptions, the log
+    /// level) is not carried over. Default: off.
+    pub fn reinitialize_on_expiry(mut self, on: bool) -> ClientBuilder {
+        self.reinitialize = on;
         self
     }
 

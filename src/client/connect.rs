@@ -42,7 +42,14 @@ pub(crate) fn negotiate(client: &Client, pinned: Option<Era>) -> Result<Negotiat
     if pinned == Some(Era::V2025_11_25) {
         return initialize(client);
     }
-    match discover(client) {
+    let first = discover(client);
+    let outcome = match &first {
+        // VER-2: -32022 lists what the server serves; one that this client
+        // speaks is asked again, once.
+        Err(e) if offers_modern(e) => discover(client),
+        _ => first,
+    };
+    match outcome {
         Ok(Some(negotiated)) => Ok(negotiated),
         Ok(None) if pinned.is_none() => initialize(client),
         Ok(None) => Err(Error::msg(
@@ -53,6 +60,27 @@ pub(crate) fn negotiate(client: &Client, pinned: Option<Era>) -> Result<Negotiat
             initialize(client)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// `-32022` (UnsupportedProtocolVersion) whose `data.supported` lists a
+/// version this client speaks in 2026-07-28.
+fn offers_modern(e: &Error) -> bool {
+    match e.kind() {
+        ErrorKind::Server(error)
+            if error.code == crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .map_or(false, |list| {
+                    list.iter()
+                        .any(|v| v.as_str().map_or(false, versions::is_modern))
+                })
+        }
+        _ => false,
     }
 }
 
@@ -117,7 +145,7 @@ fn discover(client: &Client) -> Result<Option<Negotiated>, Error> {
 
 /// `initialize`, then `notifications/initialized` (LC-1 to LC-4): the
 /// server's version must be one the client speaks.
-fn initialize(client: &Client) -> Result<Negotiated, Error> {
+pub(crate) fn initialize(client: &Client) -> Result<Negotiated, Error> {
     let params = serde_json::json!({
         "protocolVersion": versions::LATEST,
         "capabilities": client.capabilities,

@@ -93,6 +93,11 @@ impl HttpLink {
         })
     }
 
+    /// Drops the session id, before a new `initialize`.
+    pub(crate) fn forget_session(&self) {
+        self.state.lock().session = None;
+    }
+
     /// The session id the server gave, if any.
     pub(crate) fn session_id(&self) -> Option<String> {
         self.state.lock().session.clone()
@@ -594,7 +599,10 @@ fn set_timeout(conn: &Conn, wait: &Wait<'_>) -> Result<(), Error> {
 /// SHOULD close the SSE stream"): read it to its end, briefly, so that the
 /// connection can carry the next request. `true` when the body ended.
 fn drain(events: &mut Events<BufReader<Body<'_>>>, socket: &std::net::TcpStream) -> bool {
-    if socket.set_read_timeout(Some(Duration::from_millis(50))).is_err() {
+    if socket
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .is_err()
+    {
         return false;
     }
     for _ in 0..16 {

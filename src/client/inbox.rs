@@ -37,6 +37,15 @@ pub(crate) struct Handlers {
 }
 
 impl Handlers {
+    /// `true` when the program answers server requests or takes
+    /// notifications: then a 2025-11-25 HTTP client opens its GET stream.
+    pub(crate) fn answers_anything(&self) -> bool {
+        self.sampling.is_some()
+            || self.elicitation.is_some()
+            || self.roots.is_some()
+            || self.notification.is_some()
+    }
+
     /// The capabilities the client declares: one per registered closure
     /// (lifecycle "Capability Negotiation"; META-1 in 2026-07-28).
     pub(crate) fn capabilities(&self) -> ClientCapabilities {

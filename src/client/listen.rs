@@ -123,8 +123,10 @@ impl Client {
     /// `subscriptions/listen` request, and this returns once the server
     /// acknowledged it (LISTEN-3); in 2025-11-25 over HTTP it opens the
     /// session's GET stream (a server without one answers `405`, which is
-    /// an error here); in 2025-11-25 over stdio notifications arrive
-    /// anyway and nothing is opened. The notifications reach
+    /// an error here), unless the client opened it when it connected
+    /// (it does when it has any closure for the server's messages); in
+    /// 2025-11-25 over stdio notifications arrive anyway and nothing is
+    /// opened. The notifications reach
     /// [`on_notification`](crate::ClientBuilder::on_notification).
     ///
     /// # Errors
@@ -176,9 +178,12 @@ impl Client {
         }
     }
 
-    fn listen_legacy(&self) -> Result<Subscription, Error> {
+    pub(crate) fn listen_legacy(&self) -> Result<Subscription, Error> {
         let token = CancelToken::new();
         let thread = match &self.http {
+            // The stream opened on connecting already carries everything
+            // (a server allows one GET stream per session).
+            Some(_) if self.background.lock().is_some() => None,
             Some(http) => {
                 let (conn, head) = http.open_get_stream(self.request_timeout)?;
                 let http = Arc::clone(http);

@@ -78,6 +78,10 @@ pub struct Client {
     child: Option<Arc<ChildProcess>>,
     http: Option<Arc<HttpLink>>,
     params: Arc<params::ParamHeaders>,
+    reinitialize: bool,
+    reinitializing: Mutex<()>,
+    /// The GET stream opened on connecting (2025-11-25 HTTP).
+    background: Mutex<Option<Subscription>>,
     closed: AtomicBool,
 }
 
@@ -108,12 +112,18 @@ impl Client {
             child,
             http,
             params,
+            reinitialize: builder.reinitialize,
+            reinitializing: Mutex::new(()),
+            background: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
         match connect::negotiate(&client, builder.era) {
             Ok(server) => {
                 client.link.settle(server.era, &server.protocol_version);
                 client.server = server;
+                if builder.handlers.answers_anything() {
+                    client.open_get_stream();
+                }
                 Ok(client)
             }
             Err(e) => {
@@ -234,15 +244,34 @@ impl Client {
         match self.server.era {
             Era::V2026_07_28 => rounds::run(self, method, params, name, &wait),
             _ => {
-                let out = Outgoing {
+                let mut out = Outgoing {
                     id: self.new_id(),
                     method: method.to_string(),
                     params: Value::Object(params),
                     name,
                 };
-                self.link.request(&out, &wait)
+                match self.link.request(&out, &wait) {
+                    Err(e)
+                        if matches!(e.kind(), ErrorKind::SessionExpired) && self.reinitialize =>
+                    {
+                        self.new_session()?;
+                        out.id = self.new_id();
+                        self.link.request(&out, &wait)
+                    }
+                    other => other,
+                }
             }
         }
+    }
+
+    /// A new 2025-11-25 session after the server ended the old one
+    /// (`ClientBuilder::reinitialize_on_expiry`).
+    fn new_session(&self) -> Result<(), Error> {
+        let _one_at_a_time = self.reinitializing.lock();
+        if let Some(http) = &self.http {
+            http.forget_session();
+        }
+        connect::initialize(self).map(|_| ())
     }
 
     /// How long a request with `options` may wait.
@@ -314,14 +343,18 @@ impl Client {
         })
     }
 
-    /// One page of tools, from `cursor` (`None`: the first).
+    /// One page of tools, from `cursor` (`None`: the first). In 2026-07-28
+    /// a tool whose `x-mcp-header` annotations are invalid is left out
+    /// (MHTTP-15), with a warning in the log.
     ///
     /// # Errors
     ///
     /// See [`Client`].
     pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
-        let page: ListToolsResult = self.page(methods::TOOLS_LIST, cursor)?;
-        self.params.learn(&page.tools);
+        let mut page: ListToolsResult = self.page(methods::TOOLS_LIST, cursor)?;
+        if self.server.era == Era::V2026_07_28 {
+            page.tools = self.params.admit(std::mem::take(&mut page.tools));
+        }
         Ok(page)
     }
 
@@ -614,7 +647,22 @@ impl Client {
         ))))
     }
 
+    /// 2025-11-25 HTTP: the session's GET stream, opened at once as the
+    /// official SDKs' clients do, for the requests and notifications a
+    /// server sends outside any call; a server without one (`405`) is
+    /// fine.
+    fn open_get_stream(&self) {
+        if self.http.is_none() || self.server.era == Era::V2026_07_28 {
+            return;
+        }
+        match self.listen_legacy() {
+            Ok(subscription) => *self.background.lock() = Some(subscription),
+            Err(e) => log::debug!("no GET stream: {}", e),
+        }
+    }
+
     fn close_link(&self) {
+        drop(self.background.lock().take());
         if !self.closed.swap(true, Ordering::SeqCst) {
             self.link.close();
         }

@@ -26,21 +26,34 @@ pub(crate) struct ParamHeaders {
 }
 
 impl ParamHeaders {
-    /// Remembers the `x-mcp-header` properties of `tools`.
-    pub(crate) fn learn(&self, tools: &[Tool]) {
+    /// Remembers the `x-mcp-header` properties of `tools`, and drops
+    /// (with a warning) every tool whose annotations are invalid: a name
+    /// that is not an RFC 9110 token, two names equal but for case, or one
+    /// on a property that is not a string, integer or boolean (MHTTP-15:
+    /// clients exclude such tools).
+    pub(crate) fn admit(&self, tools: Vec<Tool>) -> Vec<Tool> {
         let mut known = self.tools.lock();
         let mut seen = self.seen.lock();
+        let mut admitted = Vec::with_capacity(tools.len());
         for tool in tools {
+            let headers = match annotated(&tool.input_schema) {
+                Ok(headers) => headers,
+                Err(why) => {
+                    log::warn!("leaving out tool {:?}: its x-mcp-header {}", tool.name, why);
+                    continue;
+                }
+            };
             if seen.len() < MAX_TOOLS {
                 seen.insert(tool.name.clone());
             }
-            let headers = annotated(&tool.input_schema);
             if headers.is_empty() {
                 known.remove(&tool.name);
             } else if known.len() < MAX_TOOLS || known.contains_key(&tool.name) {
                 known.insert(tool.name.clone(), headers);
             }
+            admitted.push(tool);
         }
+        admitted
     }
 
     /// `true` once a tool list named `name`.
@@ -76,20 +89,30 @@ impl ParamHeaders {
 }
 
 /// Each annotated property, reachable from the root through `properties`
-/// only (MHTTP-15), with a header name that is an RFC 9110 token.
-fn annotated(schema: &crate::jsonrpc::JsonObject) -> Vec<Annotated> {
+/// only (MHTTP-15); an error names the first invalid annotation.
+fn annotated(schema: &crate::jsonrpc::JsonObject) -> Result<Vec<Annotated>, String> {
     let mut found = Vec::new();
-    walk(schema, &mut Vec::new(), &mut found);
-    found
+    walk(schema, &mut Vec::new(), &mut found)?;
+    let mut names = std::collections::HashSet::new();
+    for (_, header) in &found {
+        if !names.insert(header.to_ascii_lowercase()) {
+            return Err(format!("{:?} is used twice", header));
+        }
+    }
+    Ok(found)
 }
 
 /// Depth of nested `properties` followed at most.
 const MAX_DEPTH: usize = 8;
 
-fn walk(schema: &crate::jsonrpc::JsonObject, path: &mut Vec<String>, found: &mut Vec<Annotated>) {
+fn walk(
+    schema: &crate::jsonrpc::JsonObject,
+    path: &mut Vec<String>,
+    found: &mut Vec<Annotated>,
+) -> Result<(), String> {
     let properties = match schema.get("properties") {
         Some(Value::Object(p)) if path.len() < MAX_DEPTH => p,
-        _ => return,
+        _ => return Ok(()),
     };
     for (property, inner) in properties {
         let inner = match inner {
@@ -97,13 +120,23 @@ fn walk(schema: &crate::jsonrpc::JsonObject, path: &mut Vec<String>, found: &mut
             _ => continue,
         };
         path.push(property.clone());
-        match inner.get("x-mcp-header").and_then(Value::as_str) {
-            Some(header) if is_token(header) => found.push((path.clone(), header.to_string())),
-            Some(_) => {}
-            None => walk(inner, path, found),
+        match inner.get("x-mcp-header") {
+            Some(Value::String(header)) if !is_token(header) => {
+                return Err(format!("{:?} is not a header name", header))
+            }
+            Some(Value::String(header)) => {
+                let kind = inner.get("type").and_then(Value::as_str);
+                if !matches!(kind, Some("string") | Some("integer") | Some("boolean")) {
+                    return Err(format!("{:?} is on a property of type {:?}", header, kind));
+                }
+                found.push((path.clone(), header.clone()));
+            }
+            Some(other) => return Err(format!("{} is not a string", other)),
+            None => walk(inner, path, found)?,
         }
         path.pop();
     }
+    Ok(())
 }
 
 /// RFC 9110 §5.6.2: `tchar`s, at least one.
@@ -127,19 +160,16 @@ mod tests {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "count": {"type": "integer", "x-mcp-header": "Count"},
             "flag": {"type": "boolean", "x-mcp-header": "Flag"},
-            "bad": {"type": "string", "x-mcp-header": "no spaces"},
             "where": {"type": "object", "properties": {
                 "zone": {"type": "string", "x-mcp-header": "Geo.Zone"}}},
             "plain": {"type": "string"}
         }});
         let headers = ParamHeaders::default();
-        headers.learn(&[Tool::new("t", schema)]);
+        assert_eq!(headers.admit(vec![Tool::new("t", schema)]).len(), 1);
         let mut got = headers.headers(
             "t",
-            Some(
-                &json!({"region": "eu-west", "count": 3, "flag": true, "bad": "x",
-                "plain": "y", "where": {"zone": "z1"}}),
-            ),
+            Some(&json!({"region": "eu-west", "count": 3, "flag": true,
+                "plain": "y", "where": {"zone": "z1"}})),
         );
         got.sort();
         assert_eq!(
@@ -158,5 +188,61 @@ mod tests {
         assert!(headers
             .headers("unknown", Some(&json!({"region": "x"})))
             .is_empty());
+    }
+}
+
+#[cfg(test)]
+mod invalid {
+    use super::*;
+    use serde_json::json;
+
+    // MHTTP-15: clients leave out tools whose x-mcp-header is invalid.
+    #[test]
+    fn tools_with_invalid_annotations_are_left_out() {
+        let tool = |name: &str, properties: Value| {
+            Tool::new(name, json!({"type": "object", "properties": properties}))
+        };
+        let tools = vec![
+            tool(
+                "good",
+                json!({"a": {"type": "string", "x-mcp-header": "A"}}),
+            ),
+            tool(
+                "empty",
+                json!({"a": {"type": "string", "x-mcp-header": ""}}),
+            ),
+            tool(
+                "space",
+                json!({"a": {"type": "string", "x-mcp-header": "A B"}}),
+            ),
+            tool(
+                "colon",
+                json!({"a": {"type": "string", "x-mcp-header": "A:B"}}),
+            ),
+            tool(
+                "number",
+                json!({"a": {"type": "number", "x-mcp-header": "A"}}),
+            ),
+            tool(
+                "object",
+                json!({"a": {"type": "object", "x-mcp-header": "A"}}),
+            ),
+            tool(
+                "twice",
+                json!({"a": {"type": "string", "x-mcp-header": "A"},
+                                  "b": {"type": "string", "x-mcp-header": "a"}}),
+            ),
+            tool(
+                "not-a-string",
+                json!({"a": {"type": "string", "x-mcp-header": 7}}),
+            ),
+            tool("plain", json!({"a": {"type": "number"}})),
+        ];
+        let admitted: Vec<String> = ParamHeaders::default()
+            .admit(tools)
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(admitted, vec!["good", "plain"]);
     }
 }

@@ -455,8 +455,9 @@ impl<R: BufRead> Events<R> {
         &self.reader
     }
 
-    /// The next event with data or an id (comments, such as keepalives,
-    /// are skipped); `None` at the end of the stream.
+    /// The next event with data or an id, or an empty one for a comment
+    /// (such as a keepalive) between events; `None` at the end of the
+    /// stream.
     pub(crate) fn next_event(&mut self) -> io::Result<Option<Event>> {
         let mut event = Event::default();
         let mut seen = false;
@@ -474,6 +475,12 @@ impl<R: BufRead> Events<R> {
                 continue;
             }
             if line[0] == b':' {
+                // A comment (a keepalive): handed up as an empty event when
+                // no event is under way, so that the reader can check its
+                // deadline between them.
+                if !seen {
+                    return Ok(Some(Event::default()));
+                }
                 continue;
             }
             let text = String::from_utf8_lossy(line);
@@ -542,11 +549,12 @@ mod tests {
     #[test]
     fn sse_events() {
         let got = events(": ping\r\nid: 1-1\r\nretry: 500\r\ndata:\r\n\r\nevent: message\ndata: {\"a\":\ndata: 1}\n\n", 1024).unwrap();
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0].id.as_deref(), Some("1-1"));
-        assert_eq!(got[0].retry, Some(500));
-        assert_eq!(got[0].data, "");
-        assert_eq!(got[1].data, "{\"a\":\n1}");
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], Event::default(), "the comment");
+        assert_eq!(got[1].id.as_deref(), Some("1-1"));
+        assert_eq!(got[1].retry, Some(500));
+        assert_eq!(got[1].data, "");
+        assert_eq!(got[2].data, "{\"a\":\n1}");
         assert!(events("data: 0123456789\n\n", 8).is_err());
     }
 }

@@ -212,6 +212,8 @@ enum Reply {
     Keep(Vec<u8>),
     /// Writes the bytes, then closes.
     Close(Vec<u8>),
+    /// Writes the head, then the line every 100 ms, for at most 10 s.
+    Drip(Vec<u8>, Vec<u8>),
 }
 
 /// One scripted HTTP exchange: the request (head, a blank line, body) and
@@ -276,6 +278,17 @@ fn serve_one(stream: TcpStream, script: &Script, seen: &parking_lot::Mutex<Vec<S
             }
             Some(Reply::Close(bytes)) => {
                 let _ = out.write_all(&bytes);
+                return;
+            }
+            Some(Reply::Drip(head, line)) => {
+                let mut ok = out.write_all(&head).is_ok();
+                for _ in 0..100 {
+                    if !ok {
+                        break;
+                    }
+                    thread::sleep(Duration::from_millis(100));
+                    ok = out.write_all(&line).is_ok();
+                }
                 return;
             }
             None => return,
@@ -424,4 +437,10 @@ fn misbehaving_http_servers_get_clear_errors() {
         "{:?}",
         other
     );
+    // Keepalive comments forever: the deadline still holds.
+    let dripping = case(|_| {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n".to_vec();
+        Some(Reply::Drip(head, b": keepalive\r\n\r\n".to_vec()))
+    });
+    assert!(is_timeout(&dripping), "{:?}", dripping);
 }

@@ -283,18 +283,8 @@ fn calls_from_many_threads_share_one_client() {
     });
 }
 
-// 2025-11-25 transports "Session Management": a 404 on the session is
-// reported as its end.
-#[test]
-fn an_ended_http_session_is_reported_as_expired() {
-    let example = Example::start(&[]);
-    let via = Via::Http(example);
-    let c = connect(&via, builder().era(Era::V2025_11_25));
-    let session = c.session_id().expect("a session id");
-    let addr = match &via {
-        Via::Http(e) => e.addr,
-        Via::Stdio => unreachable!(),
-    };
+/// Ends session `session` on the example at `addr` with a raw DELETE.
+fn delete_session(addr: std::net::SocketAddr, session: &str) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let delete = format!(
         "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
@@ -308,8 +298,32 @@ fn an_ended_http_session_is_reported_as_expired() {
         "{}",
         answer
     );
+}
+
+// 2025-11-25 transports "Session Management": a 404 on the session is
+// reported as its end; with reinitialize_on_expiry the client starts a new
+// session and sends the request again.
+#[test]
+fn an_ended_http_session_is_reported_or_renewed() {
+    let example = Example::start(&[]);
+    let addr = example.addr;
+    let via = Via::Http(example);
+    let c = connect(&via, builder().era(Era::V2025_11_25));
+    delete_session(addr, &c.session_id().expect("a session id"));
     let err = c.call_tool("echo", json!({"text": "x"})).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::SessionExpired), "{:?}", err);
+    let renewing = connect(
+        &via,
+        builder().era(Era::V2025_11_25).reinitialize_on_expiry(true),
+    );
+    let old = renewing.session_id().expect("a session id");
+    delete_session(addr, &old);
+    let answer = renewing
+        .call_tool("echo", json!({"text": "again"}))
+        .expect("a new session");
+    assert_eq!(text(&answer), "again");
+    let new = renewing.session_id().expect("the new session id");
+    assert_ne!(old, new);
 }
 
 // basic/authorization: the bearer token provider, and a 401's challenge
