@@ -39,6 +39,8 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct ChildProcess {
     child: Mutex<Option<Child>>,
     pub(crate) stderr: Arc<Mutex<Vec<u8>>>,
+    /// Disconnected once the child's stderr has been read to its end.
+    stderr_done: Option<crossbeam_channel::Receiver<()>>,
 }
 
 /// Spawns `command` with piped stdin and stdout and starts a duplex link
@@ -67,12 +69,14 @@ pub(crate) fn spawn(
         }
     };
     let kept = Arc::new(Mutex::new(Vec::new()));
-    if let Some(pipe) = child.stderr.take() {
-        keep_stderr(pipe, Arc::clone(&kept))?;
-    }
+    let stderr_done = match child.stderr.take() {
+        Some(pipe) => Some(keep_stderr(pipe, Arc::clone(&kept))?),
+        None => None,
+    };
     let process = Arc::new(ChildProcess {
         child: Mutex::new(Some(child)),
         stderr: kept,
+        stderr_done,
     });
     let for_end = Arc::clone(&process);
     let duplex = Duplex::start(
@@ -90,10 +94,12 @@ pub(crate) fn spawn(
 fn keep_stderr(
     mut pipe: impl Read + Send + 'static,
     kept: Arc<Mutex<Vec<u8>>>,
-) -> Result<(), Error> {
+) -> Result<crossbeam_channel::Receiver<()>, Error> {
+    let (done, stderr_done) = crossbeam_channel::bounded::<()>(0);
     thread::Builder::new()
         .name("tiny-mcp-client-stderr".into())
         .spawn(move || {
+            let _done = done;
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
@@ -107,7 +113,7 @@ fn keep_stderr(
                 }
             }
         })?;
-    Ok(())
+    Ok(stderr_done)
 }
 
 impl ChildProcess {
@@ -130,6 +136,10 @@ impl ChildProcess {
                     _ => break,
                 }
             }
+        }
+        // What it wrote last is still in the pipe, or in flight to us.
+        if let Some(done) = &self.stderr_done {
+            let _ = done.recv_timeout(Duration::from_millis(500));
         }
         let stderr = self.stderr.lock();
         if !stderr.is_empty() {
