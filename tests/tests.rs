@@ -12,6 +12,7 @@
 mod support;
 
 mod auth;
+mod authoring;
 mod client;
 mod deploy;
 

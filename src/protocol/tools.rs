@@ -188,6 +188,16 @@ impl CallToolResult {
         }
     }
 
+    /// A result with `text` for people and `value` as `structuredContent`
+    /// (server/tools "Structured Content"): when the JSON itself is not the
+    /// best text, e.g. `"3 notes"` beside `{"count": 3}`.
+    pub fn text_and_structured(text: impl Into<String>, value: Value) -> CallToolResult {
+        CallToolResult {
+            structured_content: Some(value),
+            ..CallToolResult::text(text)
+        }
+    }
+
     /// A result carrying `structuredContent` and, as TOOL-5 recommends, the
     /// same JSON as a text block.
     pub fn structured(value: Value) -> CallToolResult {

@@ -206,11 +206,35 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<V
             params.name, problem
         )),
         Ok(()) => match entry.handler.call(ctx, arguments) {
-            Ok(result) => result,
+            Ok(result) => kept_promise(&entry.tool, result),
             Err(e) => tool_error(ctx, e)?,
         },
     };
     Ok(to_value(result)?)
+}
+
+/// A tool that declares an `outputSchema` must return `structuredContent`
+/// that conforms to it (server/tools "Output Schema": servers MUST provide
+/// structured results that conform); a result that does not is replaced
+/// by an `isError` result saying why, and logged, rather than passed on
+/// to a client that would reject it. Failed results (`isError`) pass.
+fn kept_promise(tool: &crate::protocol::Tool, result: CallToolResult) -> CallToolResult {
+    let schema = match &tool.output_schema {
+        Some(schema) if result.is_error != Some(true) => schema,
+        _ => return result,
+    };
+    let problem = match &result.structured_content {
+        None => "declares an outputSchema but returned no structuredContent".to_string(),
+        Some(value) => match super::validate::check_output(schema, value) {
+            Ok(()) => return result,
+            Err(problem) => format!(
+                "returned structuredContent that breaks its outputSchema: {}",
+                problem
+            ),
+        },
+    };
+    log::warn!("tool {} {}", tool.name, problem);
+    CallToolResult::error(format!("tool {} {}", tool.name, problem))
 }
 
 /// `prompts/get` (PRM-3): required arguments are checked first.
