@@ -53,7 +53,7 @@ use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, Message};
-use crate::protocol::{Implementation, Prompt, Resource, ServerCapabilities, Tool};
+use crate::protocol::{Implementation, LoggingLevel, Prompt, Resource, ServerCapabilities, Tool};
 use crate::session::Session;
 use builder::RequestHook;
 use registry::Registry;
@@ -394,6 +394,37 @@ impl ServerHandle {
     /// every instance.
     pub fn notify_resource_updated(&self, uri: &str) {
         self.change(Change::ResourceUpdated(uri.to_string()));
+    }
+
+    /// Sends a log message (`notifications/message {level, logger?,
+    /// data}`) from any thread, outside any request, to every 2025-11-25
+    /// client of this instance whose `logging/setLevel` it passes (all of
+    /// them until one sets a level) (server/utilities/logging). It goes
+    /// where notifications that belong to no request go: stdout, or the
+    /// session's GET stream (a session without one open does not get it).
+    /// 2026-07-28 clients get none: they receive log messages only on a
+    /// request that opted in (LOG-1), see
+    /// [`RequestContext::log`](crate::RequestContext::log). Returns how
+    /// many sessions it was sent to.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> usize {
+        let mut params = crate::jsonrpc::JsonObject::new();
+        params.insert("level".into(), Value::from(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data.into());
+        let message = Message::notification(
+            crate::protocol::notifications::MESSAGE,
+            Some(Value::Object(params)),
+        );
+        let mut sent = 0;
+        for session in self.inner.live_sessions() {
+            let passes = !matches!(session.state.lock().log_level, Some(min) if level < min);
+            if passes && session.send_unrelated(message.clone()) {
+                sent += 1;
+            }
+        }
+        sent
     }
 }
 

@@ -63,3 +63,62 @@ fn argument_bounds_name_the_field() {
         "invalid arguments for tool count: argument \"limit\" must be at least 1, not -3"
     );
 }
+
+// server/utilities/logging: a log message from any thread, outside any
+// request, reaches each 2025-11-25 client whose level it passes.
+#[test]
+fn server_wide_log_messages_follow_each_clients_level() {
+    let server = server_with(|| CallToolResult::structured(json!({"total": 0})));
+    let mut chatty = connect(&server, json!({}));
+    let mut quiet = connect(&server, json!({}));
+    quiet
+        .request("logging/setLevel", Some(json!({"level": "error"})))
+        .expect("setLevel");
+    let handle = server.handle();
+    let sent = std::thread::spawn(move || {
+        handle.log(
+            tiny_mcp::LoggingLevel::Info,
+            Some("jobs"),
+            json!("job 7 done"),
+        )
+    })
+    .join()
+    .unwrap();
+    assert_eq!(sent, 1);
+    let got = crate::support::messages_before_ping(&mut chatty);
+    let log = got
+        .iter()
+        .find_map(|m| match m {
+            tiny_mcp::Message::Notification(n) if n.method == "notifications/message" => {
+                n.params.clone()
+            }
+            _ => None,
+        })
+        .expect("notifications/message");
+    assert_eq!(
+        log,
+        json!({"level": "info", "logger": "jobs", "data": "job 7 done"})
+    );
+    let none = crate::support::messages_before_ping(&mut quiet);
+    assert!(none.is_empty(), "{:?}", none);
+}
+
+// HttpServer::url: what a client connects to, the real port included.
+#[test]
+fn an_http_server_says_its_url() {
+    let server = server_with(|| CallToolResult::structured(json!({"total": 1})));
+    let http = server
+        .http()
+        .endpoint("/api/mcp")
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let url = http.url();
+    assert_eq!(url, format!("http://{}/api/mcp", http.local_addr()));
+    let client = tiny_mcp::Client::builder("t", "1")
+        .connect_http(&url)
+        .expect("connect to url()");
+    let answer = client.call_tool("count", json!({})).unwrap();
+    assert_eq!(answer.structured_content, Some(json!({"total": 1})));
+    drop(client);
+    http.shutdown();
+}

@@ -12,7 +12,7 @@ use super::auth::{authorize, ProtectedResource};
 use super::head::{HttpRefusal, HttpRequestHead};
 use super::media::check_host_and_origin;
 use super::wire::{HttpRequest, HttpResponse};
-use super::{HttpServerBuilder, Shared};
+use super::{HttpServer, HttpServerBuilder, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::server::Principal;
 
@@ -184,5 +184,17 @@ impl HttpServerBuilder {
     ) -> Self {
         self.config.guards.hooks.push(Arc::new(hook));
         self
+    }
+}
+
+impl HttpServer {
+    /// The endpoint's URL: `http://` + [`local_addr`](Self::local_addr) +
+    /// the endpoint path, e.g. `http://127.0.0.1:41234/mcp` (an IPv6
+    /// address in brackets). What a client on this machine connects to.
+    pub fn url(&self) -> String {
+        format!(
+            "http://{}{}",
+            self.shared.local_addr, self.shared.config.endpoint
+        )
     }
 }
