@@ -50,7 +50,11 @@ commands:
   call NAME [key=value | key:=JSON ...] | call NAME --json '{...}'
   read URI
   prompt NAME [key=value ...]
-  complete prompt NAME ARGUMENT VALUE | complete resource URI ARGUMENT VALUE
+  complete prompt NAME ARGUMENT VALUE [k=v ...] | complete resource URI ARGUMENT VALUE [k=v ...]
+    (k=v: arguments already chosen, sent as context)
+
+elicitation requests are asked on the terminal when stdin is one; otherwise,
+and for sampling, the client declares no such capability
 
 exit codes: 0 ok, 1 tool error, 2 usage, 3 protocol error, 4 connection failure";
 
@@ -82,11 +86,22 @@ fn main() {
     let code = match run(&args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mcp: {}", e);
+            eprintln!("mcp: {}{}", e, hint(&e));
             exit_code(&e)
         }
     };
     process::exit(code);
+}
+
+/// A word of help for errors whose cause is usually the command line.
+fn hint(e: &Error) -> &'static str {
+    match e.kind() {
+        ErrorKind::Http { status: 404, .. } => " (is the endpoint path right? it is often /mcp)",
+        ErrorKind::Server(o) if o.code.0 == -32021 => {
+            " (mcp answers elicitation only when stdin is a terminal, and never sampling)"
+        }
+        _ => "",
+    }
 }
 
 /// Which exit code an error gets.
@@ -178,8 +193,11 @@ fn run(args: &Args) -> Result<i32, Error> {
         ["read", uri] => to_json(client.read_resource(uri)?),
         ["prompt", name, rest @ ..] => prompt(&client, name, rest),
         ["call", name, rest @ ..] => return call(&client, name, rest, args.pretty),
-        ["complete", kind, target, argument, value] => {
-            complete(&client, kind, target, argument, value)
+        ["call"] => Err(Error::invalid_params(
+            "call needs a tool name: call NAME [ARGS]",
+        )),
+        ["complete", kind, target, argument, value, context @ ..] => {
+            complete(&client, kind, target, (argument, value), context)
         }
         _ => Err(Error::invalid_params(format!(
             "unknown command: {}",
@@ -277,8 +295,8 @@ fn complete(
     client: &Client,
     kind: &str,
     target: &str,
-    argument: &str,
-    value: &str,
+    (argument, value): (&str, &str),
+    context: &[&str],
 ) -> Result<Value, Error> {
     let reference = match kind {
         "prompt" => Reference::Prompt {
@@ -287,7 +305,14 @@ fn complete(
         "resource" => Reference::Resource { uri: target.into() },
         _ => return Err(Error::invalid_params("complete takes prompt or resource")),
     };
-    to_json(client.complete(reference, argument, value)?)
+    let mut pairs = Vec::new();
+    for item in context {
+        let pair = item
+            .split_once('=')
+            .ok_or_else(|| Error::invalid_params(format!("{}: context is key=value", item)))?;
+        pairs.push(pair);
+    }
+    to_json(client.complete(reference, argument, value, &pairs)?)
 }
 
 /// `key=value` (a string), `key:=JSON`, or `--json '{…}'`.
@@ -333,10 +358,10 @@ fn print(command: &[&str], output: &Value, pretty: bool) {
 /// The readable form: names and descriptions for lists, text for results.
 fn readable(command: &str, output: &Value) -> String {
     let line = |item: &Value, key: &str| {
-        let name = item[key].as_str().unwrap_or("?");
+        let name = format!("{}{}", item[key].as_str().unwrap_or("?"), parameters(item));
         match item["description"].as_str() {
             Some(d) => format!("{}  {}", name, d),
-            None => name.to_string(),
+            None => name,
         }
     };
     let list = |items: &Value, key: &str| {
@@ -354,6 +379,31 @@ fn readable(command: &str, output: &Value) -> String {
         "call" | "read" | "prompt" => contents(output),
         _ => serde_json::to_string_pretty(output).unwrap_or_default(),
     }
+}
+
+/// `(a, b?)`: a tool's arguments from its `inputSchema`, or a prompt's,
+/// optional ones marked with `?`; empty for anything else.
+fn parameters(item: &Value) -> String {
+    let mut names: Vec<String> = Vec::new();
+    if let Some(properties) = item["inputSchema"]["properties"].as_object() {
+        let required = item["inputSchema"]["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for name in properties.keys() {
+            let needed = required.iter().any(|r| r.as_str() == Some(name.as_str()));
+            names.push(format!("{}{}", name, if needed { "" } else { "?" }));
+        }
+    } else if let Some(arguments) = item["arguments"].as_array() {
+        for argument in arguments {
+            let needed = argument["required"].as_bool() == Some(true);
+            let name = argument["name"].as_str().unwrap_or("?");
+            names.push(format!("{}{}", name, if needed { "" } else { "?" }));
+        }
+    } else {
+        return String::new();
+    }
+    format!("({})", names.join(", "))
 }
 
 /// The text of content blocks (call, prompt messages) or resource contents.

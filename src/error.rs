@@ -30,12 +30,17 @@ pub enum ErrorKind {
     /// result with `isError: true`; elsewhere JSON-RPC `-32602`.
     InvalidParams(String),
     /// The request was cancelled (by `notifications/cancelled`, end of input,
-    /// or shutdown). Its response is not sent.
+    /// or shutdown). Its response is not sent. For the
+    /// [`Client`](crate::Client): the call's
+    /// [`CancelToken`](crate::CancelToken) was cancelled. Match it with
+    /// `ErrorKind::Cancelled { .. }` or [`Error::is_cancelled`].
     Cancelled {
         /// The reason the client gave, if any.
         reason: Option<String>,
     },
-    /// A request to the client got no answer in time.
+    /// A request to the client got no answer in time; for the
+    /// [`Client`](crate::Client), a request to the server (its
+    /// `request_timeout` or the call's `CallOptions::timeout`).
     Timeout {
         /// The method of the request, e.g. `sampling/createMessage`.
         method: String,

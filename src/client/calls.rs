@@ -258,7 +258,9 @@ impl Client {
     }
 
     /// Asks for completions of argument `argument` of a prompt or resource
-    /// template, given the text typed so far (server/utilities/completion).
+    /// template, given the text typed so far (server/utilities/completion);
+    /// `context` holds the values of arguments already chosen
+    /// (`context.arguments`), `&[]` for none.
     ///
     /// # Errors
     ///
@@ -268,11 +270,19 @@ impl Client {
         reference: Reference,
         argument: &str,
         value: &str,
+        context: &[(&str, &str)],
     ) -> Result<CompleteResult, Error> {
-        let params = serde_json::json!({
+        let mut params = serde_json::json!({
             "ref": reference,
             "argument": { "name": argument, "value": value },
         });
+        if !context.is_empty() {
+            let arguments: JsonObject = context
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::from(*v)))
+                .collect();
+            params["context"] = serde_json::json!({ "arguments": arguments });
+        }
         self.typed(
             methods::COMPLETION_COMPLETE,
             params,

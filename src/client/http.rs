@@ -185,21 +185,31 @@ impl HttpLink {
         headers: &[(N, String)],
         body: Option<&[u8]>,
         wait: &Wait<'_>,
-    ) -> Result<(Conn, Head), Error> {
+    ) -> Result<(Conn, Head, CancelGuard), Error> {
         let pooled = self.idle.lock().pop();
         if let Some(mut conn) = pooled {
             set_timeout(&conn, wait)?;
-            if conn.send(verb, &self.endpoint, headers, body).is_ok() {
-                if let Ok(head) = conn.head() {
-                    return Ok((conn, head));
+            let guard = watch(&conn, wait)?;
+            let sent = conn
+                .send(verb, &self.endpoint, headers, body)
+                .and_then(|()| conn.head());
+            match sent {
+                Ok(head) => return Ok((conn, head, guard)),
+                // Closed by the server while idle: send it again on a new
+                // connection. Anything else (a timeout, a cancel) is the
+                // request's own failure.
+                Err(e) if !stale(&e) || wait.cancel.map_or(false, |t| t.is_cancelled()) => {
+                    return Err(e.into())
                 }
+                Err(_) => {}
             }
         }
         let mut conn = self.connect()?;
         set_timeout(&conn, wait)?;
+        let guard = watch(&conn, wait)?;
         conn.send(verb, &self.endpoint, headers, body)?;
         let head = conn.head()?;
-        Ok((conn, head))
+        Ok((conn, head, guard))
     }
 
     fn keep(&self, conn: Conn) {
@@ -244,14 +254,7 @@ impl HttpLink {
                 ("POST", Some(&body[..]))
             }
         };
-        let (conn, head) = self.send(verb, &headers, body, wait)?;
-        let stream = conn.stream().try_clone()?;
-        let _guard = match wait.cancel {
-            Some(token) => token.on_cancel(move || {
-                let _ = stream.shutdown(Shutdown::Both);
-            }),
-            None => CancelGuard::none(),
-        };
+        let (conn, head, _guard) = self.send(verb, &headers, body, wait)?;
         if let Some(session) = head.header("mcp-session-id") {
             if out.method == methods::INITIALIZE {
                 self.state.lock().session = Some(session.to_string());
@@ -429,7 +432,7 @@ impl HttpLink {
             timeout,
             cancel: None,
         };
-        let (mut conn, head) = self.send("POST", &headers, Some(&body), &wait)?;
+        let (mut conn, head, _) = self.send("POST", &headers, Some(&body), &wait)?;
         let mut reply = Body::new(&mut conn, head.framing());
         let bytes = reply.read_all(self.settings.max_message_bytes)?;
         if reply.finished() && head.keeps_alive() {
@@ -511,7 +514,7 @@ impl Link for HttpLink {
                 timeout,
                 cancel: None,
             };
-            if let Ok((mut conn, head)) = self.send("DELETE", &headers, None, &wait) {
+            if let Ok((mut conn, head, _)) = self.send("DELETE", &headers, None, &wait) {
                 let _ = Body::new(&mut conn, head.framing()).read_all(64 * 1024);
             }
         }
@@ -532,7 +535,7 @@ impl HttpLink {
             timeout,
             cancel: None,
         };
-        let (mut conn, head) = self.send("GET", &headers, None, &wait)?;
+        let (mut conn, head, _) = self.send("GET", &headers, None, &wait)?;
         if head.status == 200 && head.media_type() == "text/event-stream" {
             conn.stream().set_read_timeout(None)?;
             return Ok((conn, head));
@@ -613,6 +616,32 @@ fn drain(events: &mut Events<BufReader<Body<'_>>>, socket: &std::net::TcpStream)
         }
     }
     false
+}
+
+/// Shuts the connection's socket down when the call's token is cancelled,
+/// from the moment the request is written (CANCEL-2: closing the stream
+/// is the cancel of 2026-07-28), until the guard drops.
+fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
+    match wait.cancel {
+        Some(token) => {
+            let socket = conn.stream().try_clone()?;
+            Ok(token.on_cancel(move || {
+                let _ = socket.shutdown(Shutdown::Both);
+            }))
+        }
+        None => Ok(CancelGuard::none()),
+    }
+}
+
+/// A pooled connection the server had closed while it was idle.
+fn stale(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+    )
 }
 
 /// A socket timeout must not be zero.

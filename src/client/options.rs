@@ -16,7 +16,8 @@ type OnCancel = Box<dyn FnOnce() + Send>;
 ///
 /// Clone it, pass one copy in [`CallOptions::cancel_token`], and call
 /// [`cancel`](Self::cancel) on another: the call returns
-/// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) at once. In
+/// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) at once
+/// ([`Error::is_cancelled`](crate::Error::is_cancelled) tells). In
 /// 2025-11-25, and in 2026-07-28 on stdio, the client sends
 /// `notifications/cancelled` for the request (basic/utilities/cancellation);
 /// in 2026-07-28 over HTTP it closes the request's connection, which is how

@@ -444,3 +444,45 @@ fn misbehaving_http_servers_get_clear_errors() {
     });
     assert!(is_timeout(&dripping), "{:?}", dripping);
 }
+
+// CANCEL-2: a 2026-07-28 call over HTTP whose server has not answered yet
+// (not even the head) is cancelled by its token at once: the client closes
+// the connection.
+#[test]
+fn a_cancel_reaches_a_call_still_waiting_for_its_head() {
+    let (arrived, wait_arrival) = crossbeam_channel::bounded::<()>(1);
+    let script: Arc<Script> = Arc::new(move |text: &str| {
+        if text.contains("server/discover") {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+                id_of(text),
+                DISCOVER
+            );
+            return Some(Reply::Keep(json_response(&body, "")));
+        }
+        let _ = arrived.try_send(());
+        // No answer: the connection stays open until the client closes it.
+        Some(Reply::Drip(Vec::new(), Vec::new()))
+    });
+    let (url, _) = http_server(script);
+    let client = Client::builder("t", "1")
+        .request_timeout(Duration::from_secs(30))
+        .connect_http(&url)
+        .unwrap();
+    let token = tiny_mcp::CancelToken::new();
+    let canceller = {
+        let token = token.clone();
+        thread::spawn(move || {
+            wait_arrival
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the call arrived");
+            token.cancel();
+        })
+    };
+    let options = tiny_mcp::CallOptions::new().cancel_token(token);
+    let err = client
+        .call_tool_with("t", Value::Null, &options)
+        .unwrap_err();
+    assert!(err.is_cancelled(), "{:?}", err);
+    canceller.join().unwrap();
+}

@@ -152,7 +152,7 @@ fn typed_requests_in_both_eras() {
             name: "test_prompt_with_arguments".into(),
         };
         let done = c
-            .complete(reference, "arg1", "test")
+            .complete(reference, "arg1", "test", &[("arg2", "x")])
             .expect("completion/complete");
         assert_eq!(done.completion.values, vec!["testValue1", "testValue2"]);
         c.set_logging_level(LoggingLevel::Debug)
