@@ -218,7 +218,10 @@ impl ClientBuilder {
     /// Starts `command` as the server and connects over its stdin and
     /// stdout (basic/transports "stdio"). The child is ended when the
     /// client closes or drops: its stdin is closed, and it is killed if it
-    /// has not exited 2 s later.
+    /// has not exited 2 s later. Processes the child started itself (a
+    /// shell's children) are not: Rust 1.63 cannot put the child in a
+    /// process group of its own (`CommandExt::process_group` is 1.64), so
+    /// a server that forks must end its own children.
     ///
     /// # Errors
     ///

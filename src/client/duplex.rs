@@ -4,15 +4,17 @@
 //! One reader thread owns the input: it hands each response to the call
 //! waiting for its id, each notification to the inbox, and each server
 //! request to a short-lived thread that answers it (at most
-//! [`MAX_SERVER_REQUESTS`] at once). Calls write whole lines under one
-//! lock and wait on their own channel, so calls from several threads run
-//! concurrently.
+//! [`MAX_SERVER_REQUESTS`] at once). One writer thread owns the output and
+//! writes whole lines from a bounded queue, so a server that stops reading
+//! never blocks a caller past its deadline. Calls wait on their own
+//! channel, so calls from several threads run concurrently.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, select, Receiver, Sender};
 use parking_lot::Mutex;
@@ -25,6 +27,11 @@ use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
 use crate::protocol::{notifications, Era};
+
+/// Lines waiting for the writer thread at most.
+pub(crate) const WRITE_QUEUE: usize = 1024;
+/// How long a notification or an answer to the server waits for room.
+const NOTIFY_WAIT: Duration = Duration::from_secs(10);
 
 /// Server requests answered at once; more are refused with `-32603`.
 pub(crate) const MAX_SERVER_REQUESTS: usize = 16;
@@ -40,7 +47,8 @@ pub(crate) struct DuplexLimits {
 
 /// What the reader and the callers share.
 struct Shared {
-    writer: Mutex<Box<dyn Write + Send>>,
+    /// Lines for the writer thread; `None` once closed.
+    writer: Mutex<Option<Sender<Vec<u8>>>>,
     pending: Mutex<HashMap<RequestId, Sender<Answer>>>,
     /// Why the input ended, once it has.
     ended: Mutex<Option<String>>,
@@ -69,7 +77,7 @@ impl Duplex {
         ended: Box<dyn FnOnce() -> String + Send>,
     ) -> Result<Duplex, Error> {
         let shared = Arc::new(Shared {
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Some(start_writer(writer)?)),
             pending: Mutex::new(HashMap::new()),
             ended: Mutex::new(None),
             inbox,
@@ -99,8 +107,8 @@ impl Duplex {
         *self.on_close.lock() = Some(Box::new(f));
     }
 
-    fn write(&self, message: &Message) -> Result<(), Error> {
-        write_message(&self.shared, message)
+    fn write(&self, message: &Message, deadline: Option<Instant>) -> Result<(), Error> {
+        write_message(&self.shared, message, deadline)
     }
 
     fn forget(&self, id: &RequestId) {
@@ -111,7 +119,11 @@ impl Duplex {
     /// CANCEL-1 in 2026-07-28).
     fn send_cancel(&self, id: &RequestId, reason: &str) {
         let params = serde_json::json!({ "requestId": id, "reason": reason });
-        let _ = self.notify(notifications::CANCELLED, Some(params));
+        // Never waits: a server that does not read gets no cancel.
+        let _ = self.write(
+            &Message::notification(notifications::CANCELLED, Some(params)),
+            None,
+        );
     }
 
     fn wait(&self, out: &Outgoing, rx: Receiver<Answer>, wait: &Wait<'_>) -> Answer {
@@ -166,22 +178,28 @@ impl Link for Duplex {
         }
         let message =
             Message::request(out.id.clone(), out.method.clone(), Some(out.params.clone()));
-        if let Err(e) = self.write(&message) {
+        if let Err(e) = self.write(&message, Some(wait.deadline)) {
             self.forget(&out.id);
-            return Err(e);
+            return Err(if wait.remaining().is_zero() {
+                wait.timed_out(&out.method)
+            } else {
+                e
+            });
         }
         self.wait(out, rx, wait)
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        self.write(&Message::notification(method, params))
+        let deadline = Instant::now() + NOTIFY_WAIT;
+        self.write(&Message::notification(method, params), Some(deadline))
     }
 
     fn settle(&self, _era: Era, _version: &str) {}
 
     fn close(&self) {
-        // Closing our output is end of input for the server (STDIO-4).
-        *self.shared.writer.lock() = Box::new(std::io::sink());
+        // Closing our output is end of input for the server (STDIO-4): the
+        // writer thread writes what is queued and drops the writer.
+        drop(self.shared.writer.lock().take());
         if let Some(f) = self.on_close.lock().take() {
             f();
         }
@@ -194,14 +212,58 @@ impl Link for Duplex {
     }
 }
 
-fn write_message(shared: &Shared, message: &Message) -> Result<(), Error> {
+/// Queues `message` for the writer thread, waiting for room until
+/// `deadline` (`None`: not at all). A server that stops reading fills the
+/// queue; nothing here ever blocks on its pipe.
+fn write_message(
+    shared: &Shared,
+    message: &Message,
+    deadline: Option<Instant>,
+) -> Result<(), Error> {
     let mut line = Vec::with_capacity(256);
     message.write_to(&mut line)?;
     line.push(b'\n');
-    let mut writer = shared.writer.lock();
-    writer.write_all(&line)?;
-    writer.flush()?;
-    Ok(())
+    let sender = match &*shared.writer.lock() {
+        Some(sender) => sender.clone(),
+        None => return Err(Error::new(ErrorKind::Closed)),
+    };
+    let sent = match deadline {
+        Some(deadline) => sender
+            .send_timeout(line, deadline.saturating_duration_since(Instant::now()))
+            .map_err(|e| e.is_disconnected()),
+        None => sender.try_send(line).map_err(|e| e.is_disconnected()),
+    };
+    match sent {
+        Ok(()) => Ok(()),
+        Err(true) => Err(Error::new(ErrorKind::Protocol(
+            "writing to the server failed".into(),
+        ))),
+        Err(false) => Err(Error::new(ErrorKind::Protocol(format!(
+            "the server is not reading: {} messages wait to be written",
+            WRITE_QUEUE
+        )))),
+    }
+}
+
+/// The one thread that writes to the server, whole lines, flushing when
+/// the queue runs dry; it ends (dropping the writer, which closes it) when
+/// the queue is closed or a write fails.
+fn start_writer(mut writer: Box<dyn Write + Send>) -> Result<Sender<Vec<u8>>, Error> {
+    let (lines, queued) = bounded::<Vec<u8>>(WRITE_QUEUE);
+    thread::Builder::new()
+        .name("tiny-mcp-client-writer".into())
+        .spawn(move || {
+            for line in queued.iter() {
+                if writer.write_all(&line).is_err() {
+                    return;
+                }
+                if queued.is_empty() && writer.flush().is_err() {
+                    return;
+                }
+            }
+            let _ = writer.flush();
+        })?;
+    Ok(lines)
 }
 
 /// Fails every waiting call; later calls fail at once.
@@ -250,7 +312,7 @@ fn received(shared: &Arc<Shared>, text: &[u8]) {
                         "the client is answering too many requests",
                     ),
                 );
-                let _ = write_message(shared, &busy.into());
+                let _ = write_message(shared, &busy.into(), None);
                 return;
             }
             let for_thread = Arc::clone(shared);
@@ -258,7 +320,8 @@ fn received(shared: &Arc<Shared>, text: &[u8]) {
                 .name("tiny-mcp-client-answer".into())
                 .spawn(move || {
                     let response = for_thread.inbox.request(request);
-                    let _ = write_message(&for_thread, &response.into());
+                    let deadline = Instant::now() + NOTIFY_WAIT;
+                    let _ = write_message(&for_thread, &response.into(), Some(deadline));
                     for_thread.answering.fetch_sub(1, Ordering::SeqCst);
                 });
             if let Err(e) = spawned {

@@ -36,6 +36,8 @@ const MAX_RESUMES: usize = 5;
 /// The longest `retry:` honoured, and the wait when none was given.
 const MAX_RETRY: Duration = Duration::from_secs(5);
 const DEFAULT_RETRY: Duration = Duration::from_millis(100);
+/// How long a notification's POST may take.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections kept for reuse.
 const MAX_IDLE: usize = 16;
 
@@ -119,7 +121,7 @@ impl HttpLink {
     /// The socket as is for `http://`, under TLS for `https://`.
     fn secure(&self, socket: std::net::TcpStream) -> Result<Transport, Error> {
         if !self.endpoint.tls {
-            return Ok(Transport::Plain(socket));
+            return Ok(Transport::plain(socket));
         }
         #[cfg(feature = "tls")]
         {
@@ -128,9 +130,7 @@ impl HttpLink {
                 .tls
                 .as_ref()
                 .ok_or_else(|| Error::msg("no TLS configuration"))?;
-            Ok(Transport::Tls(Box::new(
-                tls.wrap(&self.endpoint.host, socket)?,
-            )))
+            Ok(Transport::tls(tls.wrap(&self.endpoint.host, socket)?))
         }
         #[cfg(not(feature = "tls"))]
         {
@@ -186,33 +186,30 @@ impl HttpLink {
         body: Option<&[u8]>,
         wait: &Wait<'_>,
     ) -> Result<(Conn, Head, CancelGuard), Error> {
-        let pooled = self.idle.lock().pop();
-        if let Some(mut conn) = pooled {
-            set_timeout(&conn, wait)?;
-            let guard = watch(&conn, wait)?;
-            let sent = conn
-                .send(verb, &self.endpoint, headers, body)
-                .and_then(|()| conn.head());
-            match sent {
-                Ok(head) => return Ok((conn, head, guard)),
-                // Closed by the server while idle: send it again on a new
-                // connection. Anything else (a timeout, a cancel) is the
-                // request's own failure.
-                Err(e) if !stale(&e) || wait.cancel.map_or(false, |t| t.is_cancelled()) => {
-                    return Err(e.into())
-                }
-                Err(_) => {}
+        // A pooled connection the server has closed meanwhile is dropped
+        // before anything is written on it; once the request is written, a
+        // failure is the request's own and it is never sent again (it may
+        // have run).
+        let pooled = loop {
+            match self.idle.lock().pop() {
+                Some(conn) if conn.closed_by_peer() => continue,
+                other => break other,
             }
-        }
-        let mut conn = self.connect()?;
+        };
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => self.connect()?,
+        };
         set_timeout(&conn, wait)?;
+        conn.set_deadline(Some(wait.deadline));
         let guard = watch(&conn, wait)?;
         conn.send(verb, &self.endpoint, headers, body)?;
         let head = conn.head()?;
         Ok((conn, head, guard))
     }
 
-    fn keep(&self, conn: Conn) {
+    fn keep(&self, mut conn: Conn) {
+        conn.set_deadline(None);
         let mut idle = self.idle.lock();
         if idle.len() < MAX_IDLE {
             idle.push(conn);
@@ -324,9 +321,6 @@ impl HttpLink {
         let max = self.settings.max_message_bytes;
         let mut last_id = None;
         let mut retry = None;
-        // The same socket, to set each read's timeout while the body
-        // borrows the connection.
-        let socket = conn.stream().try_clone()?;
         let mut reusable = false;
         let answer = {
             let body = Body::new(&mut conn, head.framing());
@@ -335,7 +329,6 @@ impl HttpLink {
                 if wait.remaining().is_zero() {
                     return Err(wait.timed_out("the request"));
                 }
-                socket.set_read_timeout(Some(nonzero(wait.remaining())))?;
                 let event = match events.next_event() {
                     Ok(Some(event)) => event,
                     Ok(None) => break None,
@@ -352,12 +345,13 @@ impl HttpLink {
                 if event.data.trim().is_empty() {
                     continue;
                 }
-                if let Some(answer) = self.on_event(&event.data, id) {
+                let within = wait.remaining().min(NOTIFY_TIMEOUT);
+                if let Some(answer) = self.on_event(&event.data, id, within) {
                     break Some(answer);
                 }
             };
             if answer.is_some() {
-                reusable = drain(&mut events, &socket) && head.keeps_alive();
+                reusable = drain(&mut events) && head.keeps_alive();
             }
             answer
         };
@@ -372,7 +366,12 @@ impl HttpLink {
 
     /// One event's message: the answer to `id` ends the stream; the rest
     /// goes to the inbox, server requests answered by a POST.
-    fn on_event(&self, data: &str, id: &RequestId) -> Option<Result<Value, Error>> {
+    fn on_event(
+        &self,
+        data: &str,
+        id: &RequestId,
+        within: Duration,
+    ) -> Option<Result<Value, Error>> {
         match Message::parse(data.as_bytes()) {
             Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => Some(
                 response
@@ -392,7 +391,7 @@ impl HttpLink {
             }
             Ok(Message::Request(request)) => {
                 let response = self.inbox.request(request);
-                if let Err(e) = self.post_message(&response.into()) {
+                if let Err(e) = self.post_message(&response.into(), within) {
                     log::warn!("cannot answer the server's request: {}", e);
                 }
                 None
@@ -408,7 +407,7 @@ impl HttpLink {
     }
 
     /// POSTs a notification or a response; `202` (or `200`) expected.
-    fn post_message(&self, message: &Message) -> Result<(), Error> {
+    fn post_message(&self, message: &Message, timeout: Duration) -> Result<(), Error> {
         let modern = match message {
             Message::Notification(n) => n.params.as_ref().map_or(false, is_modern),
             _ => false,
@@ -426,7 +425,6 @@ impl HttpLink {
                 .collect()
         };
         let body = message.to_json_string().into_bytes();
-        let timeout = Duration::from_secs(10);
         let wait = Wait {
             deadline: std::time::Instant::now() + timeout,
             timeout,
@@ -448,7 +446,7 @@ impl HttpLink {
         let params = serde_json::json!({ "requestId": id, "reason": reason });
         let message =
             Message::notification(crate::protocol::notifications::CANCELLED, Some(params));
-        if let Err(e) = self.post_message(&message) {
+        if let Err(e) = self.post_message(&message, Duration::from_secs(2)) {
             log::debug!("notifications/cancelled not delivered: {}", e);
         }
     }
@@ -491,7 +489,7 @@ impl Link for HttpLink {
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        self.post_message(&Message::notification(method, params))
+        self.post_message(&Message::notification(method, params), NOTIFY_TIMEOUT)
     }
 
     fn settle(&self, era: Era, version: &str) {
@@ -537,6 +535,7 @@ impl HttpLink {
         };
         let (mut conn, head, _) = self.send("GET", &headers, None, &wait)?;
         if head.status == 200 && head.media_type() == "text/event-stream" {
+            conn.set_deadline(None);
             conn.stream().set_read_timeout(None)?;
             return Ok((conn, head));
         }
@@ -559,7 +558,7 @@ impl HttpLink {
         let nobody = RequestId::String(String::new());
         while let Ok(Some(event)) = events.next_event() {
             if !event.data.trim().is_empty() {
-                let _ = self.on_event(&event.data, &nobody);
+                let _ = self.on_event(&event.data, &nobody, NOTIFY_TIMEOUT);
             }
         }
     }
@@ -601,13 +600,9 @@ fn set_timeout(conn: &Conn, wait: &Wait<'_>) -> Result<(), Error> {
 /// After the answer, the server ends the stream (2025-11-25: "the server
 /// SHOULD close the SSE stream"): read it to its end, briefly, so that the
 /// connection can carry the next request. `true` when the body ended.
-fn drain(events: &mut Events<BufReader<Body<'_>>>, socket: &std::net::TcpStream) -> bool {
-    if socket
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .is_err()
-    {
-        return false;
-    }
+fn drain(events: &mut Events<BufReader<Body<'_>>>) -> bool {
+    let soon = std::time::Instant::now() + Duration::from_millis(50);
+    events.reader_mut().get_mut().set_deadline(Some(soon));
     for _ in 0..16 {
         match events.next_event() {
             Ok(Some(_)) => continue,
@@ -631,17 +626,6 @@ fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
         }
         None => Ok(CancelGuard::none()),
     }
-}
-
-/// A pooled connection the server had closed while it was idle.
-fn stale(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::BrokenPipe
-    )
 }
 
 /// A socket timeout must not be zero.

@@ -73,6 +73,8 @@ pub(crate) struct Inbox {
     progress: Mutex<HashMap<ProgressToken, ProgressFn>>,
     /// Listen requests waiting for their acknowledgement (LISTEN-3).
     acks: Mutex<HashMap<RequestId, Sender<Value>>>,
+    /// Settled on 2026-07-28, where servers send no requests (REM-3).
+    modern: std::sync::atomic::AtomicBool,
 }
 
 impl Inbox {
@@ -81,6 +83,7 @@ impl Inbox {
             handlers,
             progress: Mutex::new(HashMap::new()),
             acks: Mutex::new(HashMap::new()),
+            modern: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -150,10 +153,29 @@ impl Inbox {
         }
     }
 
+    /// The era settled on.
+    pub(crate) fn settle(&self, era: crate::protocol::Era) {
+        let modern = era == crate::protocol::Era::V2026_07_28;
+        self.modern
+            .store(modern, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// A request from the server (2025-11-25), answered by the program's
-    /// closures; a method without one is `-32601`.
+    /// closures; a method without one is `-32601`. In 2026-07-28, which has
+    /// no server-to-client requests (GEN-5, REM-3), every one is `-32601`
+    /// and no closure runs.
     pub(crate) fn request(&self, request: Request) -> Response {
         let id = request.id.clone();
+        if self.modern.load(std::sync::atomic::Ordering::SeqCst) {
+            let error = ErrorObject::new(
+                crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "{}: servers send no requests in 2026-07-28 (input comes as input_required)",
+                    request.method
+                ),
+            );
+            return Response::error(Some(id), error);
+        }
         match self.answer(&request.method, request.params) {
             Ok(result) => Response::ok(id, result),
             Err(error) => Response::error(Some(id), error),

@@ -113,6 +113,7 @@ impl Client {
         match connect::negotiate(&client, builder.era) {
             Ok(server) => {
                 client.link.settle(server.era, &server.protocol_version);
+                client.inbox.settle(server.era);
                 client.server = server;
                 if builder.handlers.answers_anything() {
                     client.open_get_stream();

@@ -34,6 +34,12 @@ pub(crate) fn run(
         if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
             return Ok(result);
         }
+        if !may_ask(method) {
+            return Err(Error::new(ErrorKind::Protocol(format!(
+                "the server answered {} with input_required, which only tools/call, prompts/get and resources/read may (MRTR-1)",
+                method
+            ))));
+        }
         let responses = answer_inputs(client, result.get("inputRequests"))?;
         params.insert("inputResponses".into(), Value::Object(responses));
         match result.get("requestState") {
@@ -45,6 +51,15 @@ pub(crate) fn run(
         "{} asked for input more than {} times",
         method, MAX_ROUNDS
     ))))
+}
+
+/// MRTR-1: the methods whose result may be `input_required`.
+fn may_ask(method: &str) -> bool {
+    use crate::protocol::methods;
+    matches!(
+        method,
+        methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+    )
 }
 
 /// The answer to each `{method, params}` of `inputRequests`, by key.

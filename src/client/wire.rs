@@ -5,13 +5,15 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::lines::{read_line, Line};
 
 /// Headers of a response head at most, and bytes of it.
 const MAX_HEADERS: usize = 64;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Interim (1xx) responses skipped before the real one, at most.
+const MAX_INTERIM: usize = 16;
 
 /// An `http://host[:port]/path` or `https://…` endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,37 +93,80 @@ fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> 
     }
 }
 
-/// The bytes under a connection: a socket, or TLS over one.
-pub(crate) enum Transport {
+/// The bytes under a connection: a socket, or TLS over one, and the
+/// deadline every read must meet.
+pub(crate) struct Transport {
+    stream: Stream,
+    /// When set, each read may wait only until then: the call's deadline
+    /// holds across every read of a head, a body or an event stream.
+    deadline: Option<Instant>,
+}
+
+enum Stream {
     Plain(TcpStream),
     #[cfg(feature = "tls")]
     Tls(Box<super::tls::TlsStream>),
 }
 
+impl Transport {
+    pub(crate) fn plain(socket: TcpStream) -> Transport {
+        Transport {
+            stream: Stream::Plain(socket),
+            deadline: None,
+        }
+    }
+
+    #[cfg(feature = "tls")]
+    pub(crate) fn tls(stream: super::tls::TlsStream) -> Transport {
+        Transport {
+            stream: Stream::Tls(Box::new(stream)),
+            deadline: None,
+        }
+    }
+
+    fn socket(&self) -> &TcpStream {
+        match &self.stream {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.socket(),
+        }
+    }
+}
+
 impl Read for Transport {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Transport::Plain(s) => s.read(buf),
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the deadline has passed",
+                ));
+            }
+            self.socket().set_read_timeout(Some(left))?;
+        }
+        match &mut self.stream {
+            Stream::Plain(s) => s.read(buf),
             #[cfg(feature = "tls")]
-            Transport::Tls(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
 
 impl Write for Transport {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Transport::Plain(s) => s.write(buf),
+        match &mut self.stream {
+            Stream::Plain(s) => s.write(buf),
             #[cfg(feature = "tls")]
-            Transport::Tls(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Transport::Plain(s) => s.flush(),
+        match &mut self.stream {
+            Stream::Plain(s) => s.flush(),
             #[cfg(feature = "tls")]
-            Transport::Tls(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -140,10 +185,31 @@ impl Conn {
 
     /// The socket, for timeouts and shutdown.
     pub(crate) fn stream(&self) -> &TcpStream {
-        match self.reader.get_ref() {
-            Transport::Plain(s) => s,
-            #[cfg(feature = "tls")]
-            Transport::Tls(s) => s.socket(),
+        self.reader.get_ref().socket()
+    }
+
+    /// Every later read must end by `deadline` (`None`: no limit but the
+    /// socket's own timeout).
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.reader.get_mut().deadline = deadline;
+    }
+
+    /// `true` when the server has closed this idle connection (or sent
+    /// something unasked on it): it must not carry a request. Peeks
+    /// without blocking.
+    pub(crate) fn closed_by_peer(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return true;
+        }
+        let socket = self.stream();
+        if socket.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let peeked = socket.peek(&mut [0u8; 1]);
+        let restored = socket.set_nonblocking(false).is_ok();
+        match peeked {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => !restored,
+            _ => true,
         }
     }
 
@@ -177,14 +243,16 @@ impl Conn {
         stream.flush()
     }
 
-    /// Reads a response head; interim `1xx` responses are skipped.
+    /// Reads a response head; up to 16 interim `1xx` responses are
+    /// skipped, more are an error.
     pub(crate) fn head(&mut self) -> io::Result<Head> {
-        loop {
+        for _ in 0..=MAX_INTERIM {
             let head = self.one_head()?;
             if !(100..200).contains(&head.status) {
                 return Ok(head);
             }
         }
+        Err(invalid("more than 16 interim (1xx) responses"))
     }
 
     fn one_head(&mut self) -> io::Result<Head> {
@@ -324,6 +392,11 @@ impl<'a> Body<'a> {
         }
     }
 
+    /// Changes the deadline of the connection's reads.
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.conn.set_deadline(deadline);
+    }
+
     /// `true` once the whole body was read, so the connection may carry
     /// another request.
     pub(crate) fn finished(&self) -> bool {
@@ -455,17 +528,28 @@ impl<R: BufRead> Events<R> {
         &self.reader
     }
 
+    /// The reader under the events, to change its deadline.
+    pub(crate) fn reader_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
+
     /// The next event with data or an id, or an empty one for a comment
     /// (such as a keepalive) between events; `None` at the end of the
     /// stream.
     pub(crate) fn next_event(&mut self) -> io::Result<Option<Event>> {
         let mut event = Event::default();
         let mut seen = false;
+        // Every line of the event counts, comments and unknown fields too.
+        let mut used = 0usize;
         loop {
             match read_line(&mut self.reader, &mut self.line, self.max)? {
                 Line::End => return Ok(if seen { Some(event) } else { None }),
                 Line::TooLong => return Err(invalid(&format!("an event over {} bytes", self.max))),
                 Line::Complete => {}
+            }
+            used += self.line.len() + 1;
+            if used > self.max {
+                return Err(invalid(&format!("an event over {} bytes", self.max)));
             }
             let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
             if line.is_empty() {

@@ -486,3 +486,135 @@ fn a_cancel_reaches_a_call_still_waiting_for_its_head() {
     assert!(err.is_cancelled(), "{:?}", err);
     canceller.join().unwrap();
 }
+
+// A server that stops reading its input: the call still ends at its
+// deadline, and dropping the client does not wait for the stuck write
+// (one writer thread owns the output, through a bounded queue).
+#[test]
+fn a_server_that_stops_reading_cannot_hold_the_client() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client_side = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (server_side, _) = listener.accept().unwrap();
+    let mut out = server_side.try_clone().unwrap();
+    let first = thread::spawn(move || {
+        // Reads only the discover request, answers it, then stops reading.
+        let mut line = String::new();
+        let _ = BufReader::new(&server_side).read_line(&mut line);
+        let request: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let _ = writeln!(out, "{}", result(&request, DISCOVER));
+        server_side
+    });
+    let client = quick()
+        .connect_io(
+            BufReader::new(client_side.try_clone().unwrap()),
+            client_side,
+        )
+        .expect("connect");
+    let _server_side = first.join().unwrap();
+    let huge = "x".repeat(64 * 1024 * 1024);
+    let err = client
+        .call_tool("t", serde_json::json!({ "text": huge }))
+        .unwrap_err();
+    assert!(is_timeout(&err), "{:?}", err);
+    drop(client);
+}
+
+// HTTP answers that trickle: a head that never ends, a body that never
+// ends, an event that never ends (only comments): the call's deadline
+// holds across every read. A flood of interim (1xx) responses is refused.
+#[test]
+fn trickling_http_answers_meet_the_deadline() {
+    let discover = |text: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id_of(text),
+            DISCOVER
+        );
+        Some(Reply::Keep(json_response(&body, "")))
+    };
+    let case = |call: fn(&str) -> Option<Reply>| {
+        let script: Arc<Script> = Arc::new(move |text: &str| {
+            if text.contains("server/discover") {
+                discover(text)
+            } else {
+                call(text)
+            }
+        });
+        let (url, _) = http_server(script);
+        let client = quick().connect_http(&url).expect("connect");
+        client.call_tool("t", Value::Null).unwrap_err()
+    };
+    let head = case(|_| {
+        Some(Reply::Drip(
+            b"HTTP/1.1 200 OK\r\n".to_vec(),
+            b"X-Pad: a\r\n".to_vec(),
+        ))
+    });
+    assert!(is_timeout(&head), "{:?}", head);
+    let body = case(|_| {
+        let head =
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+        Some(Reply::Drip(head.to_vec(), b" ".to_vec()))
+    });
+    assert!(is_timeout(&body), "{:?}", body);
+    let event = case(|_| {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\r\n";
+        Some(Reply::Drip(head.to_vec(), b": still here\r\n".to_vec()))
+    });
+    assert!(is_timeout(&event), "{:?}", event);
+    let interim = case(|_| Some(Reply::Close(b"HTTP/1.1 100 Continue\r\n\r\n".repeat(20))));
+    assert!(
+        format!("{:?}", interim).contains("interim"),
+        "{:?}",
+        interim
+    );
+}
+
+// GEN-5, REM-3: in 2026-07-28 a server sends no requests; one that does
+// gets -32601 and the program's closures do not run. MRTR-1: only
+// tools/call, prompts/get and resources/read may answer input_required.
+#[test]
+fn a_modern_server_cannot_send_requests_or_ask_for_input_on_lists() {
+    let (seen, replies) = crossbeam_channel::unbounded::<Value>();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let io = line_server(move |message| {
+        if message.get("method").is_none() {
+            let _ = seen.send(message.clone());
+            return Vec::new();
+        }
+        match message["method"].as_str() {
+            Some("server/discover") => vec![result(message, DISCOVER)],
+            Some("tools/call") => vec![
+                r#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#.to_string(),
+                result(message, r#"{"resultType":"complete","content":[]}"#),
+            ],
+            Some("tools/list") => vec![result(
+                message,
+                r#"{"resultType":"input_required","requestState":"s"}"#,
+            )],
+            _ => Vec::new(),
+        }
+    });
+    let client = Client::builder("t", "1")
+        .request_timeout(Duration::from_secs(10))
+        .on_roots(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok(tiny_mcp::ListRootsResult::new(Vec::new()))
+        })
+        .connect_io(io.0, io.1)
+        .unwrap();
+    client.call_tool("t", Value::Null).expect("the call itself");
+    let lists = client.list_tools().unwrap_err();
+    assert!(
+        matches!(lists.kind(), ErrorKind::Protocol(m) if m.contains("MRTR-1")),
+        "{:?}",
+        lists
+    );
+    let answer = replies
+        .recv_timeout(Duration::from_secs(10))
+        .expect("an answer to s1");
+    assert_eq!(answer["id"], "s1", "{}", answer);
+    assert_eq!(answer["error"]["code"], -32601, "{}", answer);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the roots closure ran");
+}
