@@ -23,7 +23,8 @@ use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::options::CancelGuard;
 use super::params::ParamHeaders;
-use super::wire::{Body, Conn, Endpoint, Events, Head, Transport};
+use super::sse::Events;
+use super::wire::{Body, Conn, Endpoint, Head, Transport};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
@@ -200,7 +201,6 @@ impl HttpLink {
             Some(conn) => conn,
             None => self.connect()?,
         };
-        set_timeout(&conn, wait)?;
         conn.set_deadline(Some(wait.deadline));
         let guard = watch(&conn, wait)?;
         conn.send(verb, &self.endpoint, headers, body)?;
@@ -210,6 +210,7 @@ impl HttpLink {
 
     fn keep(&self, mut conn: Conn) {
         conn.set_deadline(None);
+        conn.reader.get_mut().idle_since = Some(std::time::Instant::now());
         let mut idle = self.idle.lock();
         if idle.len() < MAX_IDLE {
             idle.push(conn);
@@ -537,6 +538,7 @@ impl HttpLink {
         if head.status == 200 && head.media_type() == "text/event-stream" {
             conn.set_deadline(None);
             conn.stream().set_read_timeout(None)?;
+            conn.timeouts_changed();
             return Ok((conn, head));
         }
         let bytes = Body::new(&mut conn, head.framing()).read_all(64 * 1024)?;
@@ -590,13 +592,6 @@ impl HttpLink {
     }
 }
 
-fn set_timeout(conn: &Conn, wait: &Wait<'_>) -> Result<(), Error> {
-    let left = nonzero(wait.remaining());
-    conn.stream().set_read_timeout(Some(left))?;
-    conn.stream().set_write_timeout(Some(left))?;
-    Ok(())
-}
-
 /// After the answer, the server ends the stream (2025-11-25: "the server
 /// SHOULD close the SSE stream"): read it to its end, briefly, so that the
 /// connection can carry the next request. `true` when the body ended.
@@ -626,11 +621,6 @@ fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
         }
         None => Ok(CancelGuard::none()),
     }
-}
-
-/// A socket timeout must not be zero.
-fn nonzero(d: Duration) -> Duration {
-    d.max(Duration::from_millis(1))
 }
 
 fn is_timeout(e: &io::Error) -> bool {

@@ -20,6 +20,7 @@ mod listen;
 mod options;
 mod params;
 mod rounds;
+mod sse;
 mod stdio;
 #[cfg(feature = "tls")]
 mod tls;
@@ -64,6 +65,9 @@ pub struct Client {
     inbox: Arc<Inbox>,
     info: Implementation,
     capabilities: crate::protocol::ClientCapabilities,
+    /// The envelope's constant part, serialized once: capabilities and
+    /// client info (META-1).
+    envelope_json: (Value, Value),
     request_timeout: Duration,
     next_id: AtomicI64,
     server: connect::Negotiated,
@@ -95,6 +99,11 @@ impl Client {
     ) -> Result<Client, Error> {
         let mut client = Client {
             capabilities: builder.handlers.capabilities(),
+            envelope_json: (
+                serde_json::to_value(builder.handlers.capabilities())
+                    .unwrap_or_else(|_| Value::Object(JsonObject::new())),
+                serde_json::to_value(&builder.info).unwrap_or(Value::Null),
+            ),
             link,
             inbox,
             info: builder.info.clone(),
@@ -371,9 +380,7 @@ fn meta_of(params: &mut JsonObject) -> &mut JsonObject {
 
 /// The 2026-07-28 envelope keys the client sets on each request (META-1).
 pub(crate) fn envelope(client: &Client, params: &mut JsonObject) {
-    let caps = serde_json::to_value(&client.capabilities)
-        .unwrap_or_else(|_| Value::Object(JsonObject::new()));
-    let info = serde_json::to_value(&client.info).unwrap_or(Value::Null);
+    let (caps, info) = client.envelope_json.clone();
     let level = *client.log_level.lock();
     let meta = meta_of(params);
     meta.insert(

@@ -100,6 +100,13 @@ pub(crate) struct Transport {
     /// When set, each read may wait only until then: the call's deadline
     /// holds across every read of a head, a body or an event stream.
     deadline: Option<Instant>,
+    /// The socket timeouts last set (read, write), so that a timeout is
+    /// set again only when the time left has halved: a read or write then
+    /// ends at most the time left after the deadline, with a few system
+    /// calls per request rather than one per read.
+    applied: [Option<Duration>; 2],
+    /// When the connection went back to the pool.
+    pub(crate) idle_since: Option<Instant>,
 }
 
 enum Stream {
@@ -113,6 +120,8 @@ impl Transport {
         Transport {
             stream: Stream::Plain(socket),
             deadline: None,
+            applied: [None, None],
+            idle_since: None,
         }
     }
 
@@ -121,6 +130,8 @@ impl Transport {
         Transport {
             stream: Stream::Tls(Box::new(stream)),
             deadline: None,
+            applied: [None, None],
+            idle_since: None,
         }
     }
 
@@ -133,32 +144,76 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// Sets the read (0) or write (1) timeout for what is left before the
+    /// deadline; `TimedOut` once it has passed.
+    fn meet_deadline(&mut self, which: usize) -> io::Result<()> {
+        let deadline = match self.deadline {
+            Some(deadline) => deadline,
+            None => return Ok(()),
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the deadline has passed",
+            ));
+        }
+        // A timeout longer than what is left could overrun the deadline,
+        // one shorter only wakes the read early (it then reads again).
+        let stale = self.applied[which].map_or(true, |set| left < set / 2 || left > set * 2);
+        if stale {
+            match which {
+                0 => self.socket().set_read_timeout(Some(left))?,
+                _ => self.socket().set_write_timeout(Some(left))?,
+            }
+            self.applied[which] = Some(left);
+        }
+        Ok(())
+    }
+}
+
+impl Transport {
+    /// A socket timeout that fired before the deadline.
+    fn early(&self, e: &io::Error) -> bool {
+        let timed_out = matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        );
+        timed_out && self.deadline.map_or(false, |d| Instant::now() < d)
+    }
+}
+
 impl Read for Transport {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(deadline) = self.deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "the deadline has passed",
-                ));
+        loop {
+            self.meet_deadline(0)?;
+            let read = match &mut self.stream {
+                Stream::Plain(s) => s.read(buf),
+                #[cfg(feature = "tls")]
+                Stream::Tls(s) => s.read(buf),
+            };
+            match read {
+                Err(e) if self.early(&e) => continue,
+                other => return other,
             }
-            self.socket().set_read_timeout(Some(left))?;
-        }
-        match &mut self.stream {
-            Stream::Plain(s) => s.read(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => s.read(buf),
         }
     }
 }
 
 impl Write for Transport {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.stream {
-            Stream::Plain(s) => s.write(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(s) => s.write(buf),
+        loop {
+            self.meet_deadline(1)?;
+            let written = match &mut self.stream {
+                Stream::Plain(s) => s.write(buf),
+                #[cfg(feature = "tls")]
+                Stream::Tls(s) => s.write(buf),
+            };
+            match written {
+                Err(e) if self.early(&e) => continue,
+                other => return other,
+            }
         }
     }
 
@@ -194,12 +249,24 @@ impl Conn {
         self.reader.get_mut().deadline = deadline;
     }
 
+    /// Forgets the socket timeouts last set (after something else set
+    /// them on the socket).
+    pub(crate) fn timeouts_changed(&mut self) {
+        self.reader.get_mut().applied = [None, None];
+    }
+
     /// `true` when the server has closed this idle connection (or sent
     /// something unasked on it): it must not carry a request. Peeks
     /// without blocking.
     pub(crate) fn closed_by_peer(&self) -> bool {
         if !self.reader.buffer().is_empty() {
             return true;
+        }
+        // Back-to-back requests skip the check: servers close idle
+        // connections after seconds, not within one.
+        let idle = self.reader.get_ref().idle_since.map(|t| t.elapsed());
+        if idle.map_or(false, |idle| idle < Duration::from_secs(1)) {
+            return false;
         }
         let socket = self.stream();
         if socket.set_nonblocking(true).is_err() {
@@ -499,101 +566,6 @@ impl Read for Body<'_> {
     }
 }
 
-/// One Server-Sent Event: its `id`, `retry` and joined `data` lines.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Event {
-    pub(crate) id: Option<String>,
-    pub(crate) retry: Option<u64>,
-    pub(crate) data: String,
-}
-
-/// Reads events from an event-stream body, each at most `max` bytes.
-pub(crate) struct Events<R> {
-    reader: R,
-    max: usize,
-    line: Vec<u8>,
-}
-
-impl<R: BufRead> Events<R> {
-    pub(crate) fn new(reader: R, max: usize) -> Events<R> {
-        Events {
-            reader,
-            max,
-            line: Vec::new(),
-        }
-    }
-
-    /// The reader under the events.
-    pub(crate) fn reader(&self) -> &R {
-        &self.reader
-    }
-
-    /// The reader under the events, to change its deadline.
-    pub(crate) fn reader_mut(&mut self) -> &mut R {
-        &mut self.reader
-    }
-
-    /// The next event with data or an id, or an empty one for a comment
-    /// (such as a keepalive) between events; `None` at the end of the
-    /// stream.
-    pub(crate) fn next_event(&mut self) -> io::Result<Option<Event>> {
-        let mut event = Event::default();
-        let mut seen = false;
-        // Every line of the event counts, comments and unknown fields too.
-        let mut used = 0usize;
-        loop {
-            match read_line(&mut self.reader, &mut self.line, self.max)? {
-                Line::End => return Ok(if seen { Some(event) } else { None }),
-                Line::TooLong => return Err(invalid(&format!("an event over {} bytes", self.max))),
-                Line::Complete => {}
-            }
-            used += self.line.len() + 1;
-            if used > self.max {
-                return Err(invalid(&format!("an event over {} bytes", self.max)));
-            }
-            let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-            if line.is_empty() {
-                if seen {
-                    return Ok(Some(event));
-                }
-                continue;
-            }
-            if line[0] == b':' {
-                // A comment (a keepalive): handed up as an empty event when
-                // no event is under way, so that the reader can check its
-                // deadline between them.
-                if !seen {
-                    return Ok(Some(Event::default()));
-                }
-                continue;
-            }
-            let text = String::from_utf8_lossy(line);
-            let (field, value) = match text.split_once(':') {
-                Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-                None => (&*text, ""),
-            };
-            match field {
-                "data" => {
-                    if event.data.len() + value.len() > self.max {
-                        return Err(invalid(&format!("an event over {} bytes", self.max)));
-                    }
-                    if seen && !event.data.is_empty() {
-                        event.data.push('\n');
-                    }
-                    event.data.push_str(value);
-                    seen = true;
-                }
-                "id" if !value.contains('\0') => {
-                    event.id = Some(value.to_string());
-                    seen = true;
-                }
-                "retry" => event.retry = value.trim().parse().ok(),
-                _ => {}
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,27 +590,5 @@ mod tests {
         assert!(Endpoint::parse("http://user@example.com/").is_err());
         assert!(Endpoint::parse("http://example.com:x/").is_err());
         assert!(Endpoint::parse("ftp://example.com/").is_err());
-    }
-
-    fn events(text: &str, max: usize) -> io::Result<Vec<Event>> {
-        let mut reader = Events::new(text.as_bytes(), max);
-        let mut out = Vec::new();
-        while let Some(event) = reader.next_event()? {
-            out.push(event);
-        }
-        Ok(out)
-    }
-
-    // SSE framing: id, retry, multi-line data, comments, CRLF.
-    #[test]
-    fn sse_events() {
-        let got = events(": ping\r\nid: 1-1\r\nretry: 500\r\ndata:\r\n\r\nevent: message\ndata: {\"a\":\ndata: 1}\n\n", 1024).unwrap();
-        assert_eq!(got.len(), 3);
-        assert_eq!(got[0], Event::default(), "the comment");
-        assert_eq!(got[1].id.as_deref(), Some("1-1"));
-        assert_eq!(got[1].retry, Some(500));
-        assert_eq!(got[1].data, "");
-        assert_eq!(got[2].data, "{\"a\":\n1}");
-        assert!(events("data: 0123456789\n\n", 8).is_err());
     }
 }
