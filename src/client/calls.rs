@@ -180,7 +180,7 @@ impl Client {
 
     /// Subscribes to updates of a resource (2025-11-25; they arrive as
     /// `notifications/resources/updated` at
-    /// [`on_notification`](ClientBuilder::on_notification)).
+    /// [`on_notification`](crate::ClientBuilder::on_notification)).
     ///
     /// # Errors
     ///
