@@ -65,6 +65,8 @@ pub(crate) enum ClientLink {
         meta: Option<JsonObject>,
         /// The handler's state (one run, one round).
         state: Mutex<Option<Value>>,
+        /// The highest progress sent for this request.
+        progress: Mutex<Option<f64>>,
     },
     /// 2026-07-28: everything comes with the request (its envelope), and
     /// input is asked for by `input_required` and a retry with its rounds.
@@ -81,6 +83,7 @@ impl ClientLink {
         ClientLink::Connection {
             meta,
             state: Mutex::new(None),
+            progress: Mutex::new(None),
         }
     }
 }
@@ -229,7 +232,7 @@ impl RequestContext {
             Some(token) => token,
             None => return,
         };
-        if self.flag.is_cancelled() {
+        if self.flag.is_cancelled() || !self.progress_increases(progress) {
             return;
         }
         let mut params = JsonObject::new();
@@ -245,6 +248,37 @@ impl RequestContext {
             notifications::PROGRESS,
             Some(Value::Object(params)),
         ));
+    }
+
+    /// PROG-2: progress increases with each notification. A value not above
+    /// the last one sent for this request (in 2026-07-28 over all its
+    /// rounds, which re-run the handler) is dropped.
+    fn progress_increases(&self, progress: f64) -> bool {
+        let cell = match &self.link {
+            ClientLink::Connection { progress, .. } => progress,
+            ClientLink::Retry { rounds, .. } => &rounds.progress,
+        };
+        let mut last = cell.lock();
+        match *last {
+            Some(before) if progress <= before => false,
+            _ => {
+                *last = Some(progress);
+                true
+            }
+        }
+    }
+
+    /// Which run of the handler this is: 0 on the first, and always in
+    /// 2025-11-25; in 2026-07-28, how many `input_required` retries came
+    /// before this one. A handler that asks for input runs again from the
+    /// top on each retry, so work before the asking call repeats: use this
+    /// (or [`request_state`](Self::request_state)) to skip what an earlier
+    /// round did.
+    pub fn round(&self) -> u64 {
+        match &self.link {
+            ClientLink::Connection { .. } => 0,
+            ClientLink::Retry { rounds, .. } => rounds.round,
+        }
     }
 
     /// Sends `notifications/message` at `level` with `data`, unless the
@@ -291,7 +325,9 @@ impl RequestContext {
     /// In the 2026-07-28 era this takes its answer from the client's retry,
     /// or records the request and returns [`ErrorKind::InputRequired`] (see
     /// [`request_inputs`](Self::request_inputs)); the same holds for
-    /// [`elicit`](Self::elicit) and [`list_roots`](Self::list_roots).
+    /// [`elicit`](Self::elicit) and [`list_roots`](Self::list_roots). The
+    /// handler then runs again, from the top, on the retry: code before
+    /// this call runs once per round ([`round`](Self::round) says which).
     ///
     /// # Errors
     ///
@@ -310,6 +346,10 @@ impl RequestContext {
     }
 
     /// Asks the user for input (`elicitation/create`), in form or URL mode.
+    ///
+    /// In 2026-07-28 the handler runs again on the client's retry, from the
+    /// top, so code before this call repeats: see
+    /// [`create_message`](Self::create_message) and [`round`](Self::round).
     ///
     /// # Errors
     ///
@@ -347,6 +387,9 @@ impl RequestContext {
     }
 
     /// Asks the client for its roots (`roots/list`).
+    ///
+    /// In 2026-07-28 the handler runs again on the client's retry, from the
+    /// top: see [`create_message`](Self::create_message).
     ///
     /// # Errors
     ///

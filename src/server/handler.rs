@@ -24,6 +24,24 @@ use crate::Error;
 /// [`ErrorKind::Rpc`](crate::ErrorKind::Rpc) and
 /// [`ErrorKind::UrlElicitationRequired`](crate::ErrorKind::UrlElicitationRequired),
 /// which go out as JSON-RPC errors.
+///
+/// A closure is a handler when its parameter types are written out:
+///
+/// ```
+/// use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+///
+/// let server = Server::builder("s", "1")
+///     .tool(Tool::new("hello", serde_json::json!({"type": "object"})),
+///           |_ctx: &RequestContext, _args: JsonObject| Ok(CallToolResult::text("hi")))
+///     .build();
+/// # drop(server);
+/// ```
+///
+/// Without them (`|ctx, args| …`) the compiler stops with "implementation
+/// of `FnOnce` is not general enough": the registration takes any
+/// `ToolHandler`, so Rust cannot see from it that the closure must accept
+/// a `&RequestContext` of every lifetime, and writing `&RequestContext`
+/// says so. The same holds for every handler trait below.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool.
     fn call(&self, ctx: &RequestContext, arguments: JsonObject) -> Result<CallToolResult, Error>;
@@ -39,6 +57,9 @@ where
 }
 
 /// Reads a resource with a fixed URI for `resources/read`.
+///
+/// As a closure: `|ctx: &RequestContext, uri: &str| …` (the types written
+/// out, see [`ToolHandler`]).
 pub trait ResourceHandler: Send + Sync + 'static {
     /// Reads `uri`.
     fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadResourceResult, Error>;
@@ -56,6 +77,8 @@ where
 /// Reads a resource that matched a template, for `resources/read`.
 ///
 /// Return [`Error::resource_not_found`] for a match that names nothing.
+/// As a closure: `|ctx: &RequestContext, uri: &str, vars:
+/// &TemplateVariables| …` (the types written out, see [`ToolHandler`]).
 pub trait ResourceTemplateHandler: Send + Sync + 'static {
     /// Reads `uri`, whose template variables are `variables`.
     fn read(
@@ -87,6 +110,8 @@ where
 ///
 /// Required arguments are present when this is called. An `Err` becomes a
 /// JSON-RPC error (`-32602` for [`Error::invalid_params`], else `-32603`).
+/// As a closure: `|ctx: &RequestContext, args: BTreeMap<String, String>|
+/// …` (the types written out, see [`ToolHandler`]).
 pub trait PromptHandler: Send + Sync + 'static {
     /// Renders the prompt.
     fn get(
@@ -113,6 +138,9 @@ where
 }
 
 /// Suggests argument values for `completion/complete`.
+///
+/// As a closure: `|ctx: &RequestContext, params: CompleteRequestParams| …`
+/// (the types written out, see [`ToolHandler`]).
 pub trait CompletionHandler: Send + Sync + 'static {
     /// Completes `params.argument.value`.
     fn complete(

@@ -289,6 +289,10 @@ pub(crate) struct Rounds {
     pub(crate) new_user_state: Mutex<Option<Value>>,
     /// Counter for keys of the blocking calls (`elicit`, …).
     pub(crate) next_key: Mutex<usize>,
+    /// Retries so far: 0 on the first run.
+    pub(crate) round: u64,
+    /// The highest progress sent for this request, over every round.
+    pub(crate) progress: Mutex<Option<f64>>,
 }
 
 impl Rounds {
@@ -299,6 +303,8 @@ impl Rounds {
             asked: Mutex::new(Vec::new()),
             new_user_state: Mutex::new(None),
             next_key: Mutex::new(0),
+            round: 0,
+            progress: Mutex::new(None),
         }
     }
 
@@ -382,6 +388,8 @@ pub(crate) fn read_rounds(
         }
     };
     let mut user_state = None;
+    let mut round = 0;
+    let mut progress = None;
     match params.and_then(|p| p.get("requestState")) {
         None | Some(Value::Null) => {}
         Some(Value::String(token)) => {
@@ -406,10 +414,15 @@ pub(crate) fn read_rounds(
                 }
             }
             user_state = state.get("user").cloned().filter(|v| !v.is_null());
+            round = state.get("round").and_then(Value::as_u64).unwrap_or(0);
+            progress = state.get("progress").and_then(Value::as_f64);
         }
         Some(_) => return Err(ErrorObject::invalid_params("requestState must be a string")),
     }
-    Ok(Rounds::new(answers, user_state))
+    let mut rounds = Rounds::new(answers, user_state);
+    rounds.round = round;
+    rounds.progress = Mutex::new(progress);
+    Ok(rounds)
 }
 
 /// MRTR-1..3: `{"resultType": "input_required", "inputRequests",
@@ -434,6 +447,8 @@ pub(crate) fn input_required(
         "answers": rounds.answers,
         "user": rounds.current_user_state(),
         "principal": caller_binding(caller),
+        "round": rounds.round + 1,
+        "progress": *rounds.progress.lock(),
     });
     let token = session
         .server

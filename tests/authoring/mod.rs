@@ -122,3 +122,51 @@ fn an_http_server_says_its_url() {
     drop(client);
     http.shutdown();
 }
+
+// A 2026-07-28 handler that asks for input runs again on the retry:
+// round() tells the runs apart, and progress that does not increase over
+// the rounds (PROG-2) is not sent again.
+#[test]
+fn multi_round_handlers_know_their_round_and_progress_only_grows() {
+    use std::sync::{Arc, Mutex};
+    let seen_rounds = Arc::new(Mutex::new(Vec::new()));
+    let rounds = Arc::clone(&seen_rounds);
+    let server = Server::builder("rounds", "1")
+        .tool(
+            Tool::new("ask", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                rounds.lock().unwrap().push(ctx.round());
+                ctx.notify_progress(1.0, Some(2.0), None);
+                let form = tiny_mcp::ElicitRequestFormParams::new(
+                    "Name?",
+                    json!({"type": "object",
+                    "properties": {"name": {"type": "string"}}}),
+                );
+                let answer = ctx.elicit(tiny_mcp::ElicitRequestParams::Form(form))?;
+                ctx.notify_progress(2.0, Some(2.0), None);
+                Ok(CallToolResult::text(format!("{:?}", answer.action)))
+            },
+        )
+        .build();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (theirs, _) = listener.accept().unwrap();
+    let reader = std::io::BufReader::new(theirs.try_clone().unwrap());
+    std::thread::spawn(move || server.serve_io(reader, theirs));
+    let client = tiny_mcp::Client::builder("t", "1")
+        .on_elicitation(|_| Ok(tiny_mcp::ElicitResult::accept(Some(JsonObject::new()))))
+        .connect_io(std::io::BufReader::new(ours.try_clone().unwrap()), ours)
+        .unwrap();
+    assert_eq!(client.era(), tiny_mcp::Era::V2026_07_28);
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let p = Arc::clone(&progress);
+    let options =
+        tiny_mcp::CallOptions::new().on_progress(move |n| p.lock().unwrap().push(n.progress));
+    let answer = client.call_tool_with("ask", Value::Null, &options).unwrap();
+    assert_eq!(
+        first_text(&serde_json::to_value(&answer).unwrap()),
+        "Accept"
+    );
+    assert_eq!(*seen_rounds.lock().unwrap(), vec![0, 1]);
+    assert_eq!(*progress.lock().unwrap(), vec![1.0, 2.0]);
+}
