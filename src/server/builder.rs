@@ -125,6 +125,48 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a tool whose arguments are a type `A` and whose result is a
+    /// type `R`: the crate deserializes `arguments` into `A` (a failure is
+    /// an `isError` result with serde's message, e.g. ``missing field
+    /// `city` ``; the `inputSchema` checks run first and name the field,
+    /// see [`ToolHandler`]), and an `R` that serializes to a JSON object
+    /// becomes `structuredContent` plus the same JSON as text (TOOL-5);
+    /// anything else becomes text only. Give the tool an `outputSchema`
+    /// (`Tool::with_output_schema`) to have the result checked against it.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tiny_mcp::{RequestContext, Server, Tool};
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Add { a: i64, b: i64 }
+    /// #[derive(Serialize)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// let schema = serde_json::json!({"type": "object", "required": ["a", "b"],
+    ///     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}});
+    /// let server = Server::builder("calc", "1")
+    ///     .typed_tool(Tool::new("add", schema), |_: &RequestContext, args: Add| {
+    ///         Ok(Sum { sum: args.a + args.b })
+    ///     })
+    ///     .build();
+    /// # drop(server);
+    /// ```
+    ///
+    /// Spec: server/tools "Structured Content" (2025-11-25).
+    pub fn typed_tool<A, R, F>(self, tool: Tool, handler: F) -> Self
+    where
+        A: serde::de::DeserializeOwned + 'static,
+        R: serde::Serialize + 'static,
+        F: Fn(&super::RequestContext, A) -> Result<R, crate::Error> + Send + Sync + 'static,
+    {
+        let typed = super::handler::Typed {
+            handler,
+            types: std::marker::PhantomData,
+        };
+        self.tool(tool, typed)
+    }
+
     /// Adds a resource with a fixed URI.
     ///
     /// Spec: server/resources (2025-11-25).

@@ -170,3 +170,48 @@ fn multi_round_handlers_know_their_round_and_progress_only_grows() {
     assert_eq!(*seen_rounds.lock().unwrap(), vec![0, 1]);
     assert_eq!(*progress.lock().unwrap(), vec![1.0, 2.0]);
 }
+
+// Typed tools: arguments deserialized into the program's type, the result
+// serialized into structuredContent (and the same JSON as text, TOOL-5);
+// a type mismatch is an isError result with serde's message.
+#[test]
+fn typed_tools_take_and_give_types() {
+    #[derive(serde::Deserialize)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    #[derive(serde::Serialize)]
+    struct Sum {
+        sum: i64,
+    }
+    let output =
+        json!({"type": "object", "required": ["sum"], "properties": {"sum": {"type": "integer"}}});
+    let server = Server::builder("typed", "1")
+        .typed_tool(
+            Tool::new("add", json!({"type": "object"})).with_output_schema(output),
+            |_, args: Add| {
+                Ok(Sum {
+                    sum: args.a + args.b,
+                })
+            },
+        )
+        .build();
+    let mut client = connect(&server, json!({}));
+    let answer = call_tool(&mut client, "add", json!({"a": 2, "b": 3}));
+    assert_eq!(answer["structuredContent"], json!({"sum": 5}));
+    assert_eq!(first_text(&answer), r#"{"sum":5}"#);
+    let wrong = call_tool(&mut client, "add", json!({"a": "two", "b": 3}));
+    assert_eq!(wrong["isError"], true);
+    assert!(
+        first_text(&wrong).starts_with("invalid arguments: invalid type: string \"two\""),
+        "{}",
+        wrong
+    );
+    let missing = call_tool(&mut client, "add", json!({"a": 2}));
+    assert!(
+        first_text(&missing).contains("missing field `b`"),
+        "{}",
+        missing
+    );
+}
