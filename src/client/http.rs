@@ -417,14 +417,7 @@ impl HttpLink {
             Message::Notification(n) => n.method.clone(),
             _ => String::new(),
         };
-        let headers = if modern {
-            self.headers(&method, None, true)
-        } else {
-            self.headers(&method, None, false)
-                .into_iter()
-                .filter(|(n, _)| *n != "Mcp-Method")
-                .collect()
-        };
+        let headers = self.headers(&method, None, modern);
         let body = message.to_json_string().into_bytes();
         let wait = Wait {
             deadline: std::time::Instant::now() + timeout,

@@ -396,31 +396,37 @@ fn a_dropped_stream_is_resumed_with_last_event_id() {
     assert!(get.contains("Mcp-Session-Id: s-1"), "{}", get);
 }
 
+/// The `server/discover` answer of a 2026-07-28 fake HTTP server.
+fn discover_reply(text: &str) -> Option<Reply> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+        id_of(text),
+        DISCOVER
+    );
+    Some(Reply::Keep(json_response(&body, "")))
+}
+
+/// A `tools/call` against a 2026-07-28 HTTP server whose other requests
+/// `call` answers; the call's error.
+fn modern_http_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
+    let script: Arc<Script> = Arc::new(move |text: &str| {
+        if text.contains("server/discover") {
+            discover_reply(text)
+        } else {
+            call(text)
+        }
+    });
+    let (url, _) = http_server(script);
+    let client = quick().connect_http(&url).expect("connect");
+    client.call_tool("t", Value::Null).unwrap_err()
+}
+
 // HTTP servers that misbehave: garbage for a head, a stream that ends
 // without the answer (2026-07-28 has no resumption, REM-4), silence, and
 // a JSON body that answers another id.
 #[test]
 fn misbehaving_http_servers_get_clear_errors() {
-    let discover = |text: &str| {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
-            id_of(text),
-            DISCOVER
-        );
-        Some(Reply::Keep(json_response(&body, "")))
-    };
-    let case = |call: fn(&str) -> Option<Reply>| {
-        let script: Arc<Script> = Arc::new(move |text: &str| {
-            if text.contains("server/discover") {
-                discover(text)
-            } else {
-                call(text)
-            }
-        });
-        let (url, _) = http_server(script);
-        let client = quick().connect_http(&url).expect("connect");
-        client.call_tool("t", Value::Null).unwrap_err()
-    };
+    let case = modern_http_call;
     let garbage = case(|_| Some(Reply::Close(b"SMTP ready\r\n\r\n".to_vec())));
     assert!(matches!(garbage.kind(), ErrorKind::Io(_)), "{:?}", garbage);
     let ended = case(|_| {
@@ -463,12 +469,7 @@ fn a_cancel_reaches_a_call_still_waiting_for_its_head() {
     let (arrived, wait_arrival) = crossbeam_channel::bounded::<()>(1);
     let script: Arc<Script> = Arc::new(move |text: &str| {
         if text.contains("server/discover") {
-            let body = format!(
-                r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
-                id_of(text),
-                DISCOVER
-            );
-            return Some(Reply::Keep(json_response(&body, "")));
+            return discover_reply(text);
         }
         let _ = arrived.try_send(());
         // No answer: the connection stays open until the client closes it.
@@ -534,26 +535,7 @@ fn a_server_that_stops_reading_cannot_hold_the_client() {
 // holds across every read. A flood of interim (1xx) responses is refused.
 #[test]
 fn trickling_http_answers_meet_the_deadline() {
-    let discover = |text: &str| {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
-            id_of(text),
-            DISCOVER
-        );
-        Some(Reply::Keep(json_response(&body, "")))
-    };
-    let case = |call: fn(&str) -> Option<Reply>| {
-        let script: Arc<Script> = Arc::new(move |text: &str| {
-            if text.contains("server/discover") {
-                discover(text)
-            } else {
-                call(text)
-            }
-        });
-        let (url, _) = http_server(script);
-        let client = quick().connect_http(&url).expect("connect");
-        client.call_tool("t", Value::Null).unwrap_err()
-    };
+    let case = modern_http_call;
     let head = case(|_| {
         Some(Reply::Drip(
             b"HTTP/1.1 200 OK\r\n".to_vec(),
