@@ -63,6 +63,9 @@ rm -f "$WORK/Cargo.lock"
 # dependencies are taken out of this build (MSRV.md says so).
 sed -i -e '/^rustls = /d' -e '/^webpki-roots = /d' -e '/^tls = /d' "$WORK/Cargo.toml" \
     || die "cannot drop the tls feature from the copy"
+# Nor does it package schemars: the `schemars` feature goes the same way.
+sed -i -e '/^schemars = /d' "$WORK/Cargo.toml" \
+    || die "cannot drop the schemars feature from the copy"
 export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Interop test: the official MCP Python SDK client (mcp 2.3.0 from PyPI, pinned in
-# tests/interop/python/requirements.txt) drives our `everything` example server.
+# tests/interop/python/requirements.txt) drives our `everything` example server,
+# and (over stdio) the `typed_tools` example, whose structured results its
+# output-schema check must accept (tests/interop/python/typed.py).
 #
 # Usage: scripts/interop-python.sh [--stdio | --http] [--legacy | --modern]
 #   --stdio     only stdio (the client spawns the server)
@@ -96,6 +98,19 @@ for transport in "${transports[@]}"; do
     [[ "$transport" == http ]] && stop_server
   done
 done
+
+# The typed_tools example: the SDK's output-schema check accepts its
+# structured results (stdio, both modes).
+if [[ " ${transports[*]} " == *" stdio "* ]]; then
+  (cd "$ROOT" && cargo build --example typed_tools >&2)
+  TYPED_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/typed_tools
+  for mode in "${modes[@]}"; do
+    flags=()
+    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    run_counted "typed/$mode" typed "$VENV/bin/python" "$PY_DIR/typed.py" "$TYPED_BIN" \
+      "${flags[@]}" --timeout "$RUN_TIMEOUT"
+  done
+fi
 
 echo "$total_passed passed, $total_failed failed"
 [[ "$total_failed" == 0 ]]

@@ -138,4 +138,10 @@ log "the sealed-state feature builds"
 old_cargo test --no-run --features tls \
     || die "cargo test --no-run --features tls with rustc $MSRV"
 log "the tls feature builds"
+old_cargo test --no-run --features tiny_http \
+    || die "cargo test --no-run --features tiny_http with rustc $MSRV"
+log "the tiny_http feature builds"
+old_cargo test --no-run --features schemars \
+    || die "cargo test --no-run --features schemars with rustc $MSRV"
+log "the schemars feature builds"
 ok

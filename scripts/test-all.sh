@@ -58,6 +58,15 @@ step test-sealed-state bash -c \
 # tests with it (they include the TLS ones).
 step tls bash -c \
     'cargo clippy --all-targets --features tls -- -D warnings && cargo test --features tls --test tests client::'
+# The endpoint mounted in a program's own tiny_http server (feature
+# `tiny_http`): clippy, its example built as a program (the tests run it),
+# and the authoring tests, which include the tiny_http ones.
+step tiny-http bash -c \
+    'cargo clippy --all-targets --features tiny_http -- -D warnings && cargo build --features tiny_http --examples && cargo test --features tiny_http --test tests authoring::'
+# Tool schemas generated from types (feature `schemars`): clippy, the
+# authoring tests with it, its unit tests and its doc examples.
+step schemars bash -c \
+    'cargo clippy --all-targets --features schemars -- -D warnings && cargo test --features schemars --lib --test tests authoring:: && cargo test --features schemars --lib protocol::schema:: && cargo test --features schemars --doc protocol/schema.rs'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/code-size.py

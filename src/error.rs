@@ -247,7 +247,7 @@ impl fmt::Debug for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.0 {
-            ErrorKind::Io(_) => write!(f, "i/o error"),
+            ErrorKind::Io(e) => write!(f, "i/o error: {}", e),
             ErrorKind::Json(e) => write!(f, "invalid JSON value: {}", e),
             ErrorKind::InvalidParams(m) => write!(f, "{}", m),
             ErrorKind::Cancelled { reason: Some(r) } => write!(f, "request cancelled: {}", r),

@@ -45,7 +45,8 @@
 //! | [`ToolHandler`], [`ResourceHandler`], [`ResourceTemplateHandler`], [`PromptHandler`], [`CompletionHandler`] | handler traits, implemented by closures |
 //! | [`RequestContext`] | what a handler knows of its request (its [`Era`], the client, cancellation) and can do with the client |
 //! | [`CallToolResult`], [`GetPromptResult`], [`ReadResourceResult`], [`CompleteResult`] | what handlers return |
-//! | [`ServerHandle`] | changes while serving, and change notifications |
+//! | [`ServerHandle`], [`ServerEdit`], [`WeakServerHandle`] | changes while serving, change notifications, closing |
+//! | [`ResourceProvider`], [`ArgumentCompleter`] | resource lists computed per request; completion per argument |
 //! | [`HttpServerBuilder`], [`HttpServer`] | Streamable HTTP settings and the running server |
 //! | [`MemoryClient`] | an in-memory client for testing handlers |
 //! | [`Client`], [`ClientBuilder`], [`CallOptions`], [`CancelToken`] | the blocking client: connect over stdio, HTTP or any reader and writer, then call |
@@ -108,12 +109,156 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Cookbook
+//!
+//! One short example per feature; the `examples/` directory has whole
+//! programs, each run by a test.
+//!
+//! **Structured output** (server/tools "Structured Content"): a typed tool
+//! takes a `serde` type and returns one; its result goes out as
+//! `structuredContent` and as text, checked against the `outputSchema`.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use tiny_mcp::{RequestContext, Server, Tool};
+//!
+//! #[derive(Deserialize)]
+//! struct Args { celsius: f64 }
+//! #[derive(Serialize)]
+//! struct Out { fahrenheit: f64 }
+//!
+//! let input = serde_json::json!({"type": "object", "required": ["celsius"],
+//!     "properties": {"celsius": {"type": "number"}}});
+//! let output = serde_json::json!({"type": "object", "required": ["fahrenheit"],
+//!     "properties": {"fahrenheit": {"type": "number"}}});
+//! let server = Server::builder("units", "1")
+//!     .typed_tool(Tool::new("to_fahrenheit", input).with_output_schema(output),
+//!         |_: &RequestContext, args: Args| Ok(Out { fahrenheit: args.celsius * 1.8 + 32.0 }))
+//!     .build();
+//! # drop(server);
+//! ```
+//!
+//! **Progress and cancellation** (basic/utilities/progress,
+//! basic/utilities/cancellation): sent only when the request asked for it,
+//! and only while it increases.
+//!
+//! ```
+//! use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+//!
+//! let server = Server::builder("slow", "1")
+//!     .tool(Tool::new("count", serde_json::json!({"type": "object"})),
+//!         |ctx: &RequestContext, _: JsonObject| {
+//!             for step in 1..=10 {
+//!                 ctx.check_cancelled()?; // the client sent notifications/cancelled
+//!                 ctx.notify_progress(step as f64, Some(10.0), Some("counting"));
+//!             }
+//!             Ok(CallToolResult::text("done"))
+//!         })
+//!     .build();
+//! # drop(server);
+//! ```
+//!
+//! **Elicitation** (client/elicitation): ask the user, in both eras. In
+//! 2026-07-28 the handler runs again with the answer, so work before the
+//! question repeats unless [`RequestContext::round`] says it was done.
+//!
+//! ```
+//! use tiny_mcp::{CallToolResult, ElicitAction, ElicitRequestFormParams, JsonObject,
+//!     RequestContext, Server, Tool};
+//!
+//! let server = Server::builder("careful", "1")
+//!     .tool(Tool::new("wipe", serde_json::json!({"type": "object"})),
+//!         |ctx: &RequestContext, _: JsonObject| {
+//!             let question = ElicitRequestFormParams::new("Really wipe?", serde_json::json!({
+//!                 "type": "object", "properties": {"sure": {"type": "boolean"}}}));
+//!             let answer = ctx.elicit(question)?; // `?` passes the retry on
+//!             let sure = answer.action == ElicitAction::Accept
+//!                 && answer.content.as_ref().and_then(|c| c.get("sure")) == Some(&true.into());
+//!             Ok(CallToolResult::text(if sure { "wiped" } else { "kept" }))
+//!         })
+//!     .build();
+//! # drop(server);
+//! ```
+//!
+//! **Templates, lists computed per request, and completion**
+//! (server/resources, server/utilities/completion): see
+//! [`ResourceProvider`] for a list computed per request.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use tiny_mcp::{ReadResourceResult, RequestContext, ResourceTemplate, Server,
+//!     TemplateVariables};
+//!
+//! let cities = ["Lisbon", "London", "Lyon"];
+//! let server = Server::builder("weather", "1")
+//!     .resource_template(ResourceTemplate::new("weather://{city}", "forecast"),
+//!         |_: &RequestContext, uri: &str, vars: &TemplateVariables| {
+//!             Ok(ReadResourceResult::text(uri, format!("sunny in {}", vars["city"])))
+//!         })
+//!     .complete_template_variable("weather://{city}", "city",
+//!         move |_: &RequestContext, typed: &str, _: &BTreeMap<String, String>| {
+//!             Ok(cities.iter().filter(|c| c.starts_with(typed)).map(|c| c.to_string()).collect())
+//!         })
+//!     .build();
+//! # drop(server);
+//! ```
+//!
+//! **Changes while serving** (TOOL-2, RES-2, PRM-2): each change notifies
+//! the clients; [`ServerHandle::edit`] makes several with one notification
+//! per kind.
+//!
+//! ```
+//! use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+//!
+//! let server = Server::builder("plugins", "1").offer_tools().build();
+//! let handle = server.handle(); // Clone + Send: keep it on any thread
+//! handle.edit(|edit| {
+//!     edit.clear_tools();
+//!     for name in ["alpha", "beta"].iter() {
+//!         edit.add_tool(Tool::new(*name, serde_json::json!({"type": "object"})),
+//!             |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("ok")));
+//!     }
+//! }); // one notifications/tools/list_changed
+//! ```
+//!
+//! **Logging** (server/utilities/logging): from a handler to its client,
+//! or from any thread to every client, each at the level it chose.
+//!
+//! ```
+//! use tiny_mcp::{LoggingLevel, Server};
+//!
+//! let server = Server::builder("noisy", "1").build();
+//! let sent = server.handle().log(LoggingLevel::Warning, Some("disk"), "90% full");
+//! assert_eq!(sent, 0); // no client yet
+//! ```
+//!
+//! **Shutdown**: [`Server::close`] stops every transport serving the
+//! server and drops its handlers; `examples/graceful_shutdown.rs` wires it
+//! to SIGINT and SIGTERM without a dependency.
+//!
+//! ```no_run
+//! use tiny_mcp::Server;
+//!
+//! let server = Server::builder("s", "1").build();
+//! let http = server.serve_http("127.0.0.1:8080")?;
+//! let handle = server.handle().downgrade(); // keeps nothing alive
+//! std::thread::spawn(move || {
+//!     let _ = std::io::stdin().read_line(&mut String::new()); // Enter stops it
+//!     if let Some(handle) = handle.upgrade() {
+//!         handle.close();
+//!     }
+//! });
+//! http.join()?; // returns once closed
+//! # Ok::<(), tiny_mcp::Error>(())
+//! ```
+//!
 //! ## Threads and shutdown
 //!
-//! [`Server::serve_stdio`] reads stdin on the calling thread. One writer
-//! thread owns stdout and writes whole lines. Requests that run a handler
-//! (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`)
-//! each run on a worker thread; the pool starts a worker whenever none is
+//! [`Server::serve_stdio`] reads stdin on a thread of its own (so that
+//! [`Server::close`] returns it at once) while the calling thread waits.
+//! One writer thread owns stdout and writes whole lines. Requests that run
+//! a handler (`tools/call`, `prompts/get`, `resources/list`,
+//! `resources/read`, `completion/complete`) each run on a worker thread; the pool starts a worker whenever none is
 //! free, so a slow tool never delays `ping`, other requests, cancellations,
 //! or the client's answers to sampling and elicitation, and keeps idle
 //! workers until it is shut down. Everything else is answered on the
@@ -192,15 +337,17 @@ mod transport;
 // modules that define it are private.
 
 // Building and serving.
-pub use server::{Server, ServerBuilder, ServerHandle};
+pub use server::{Server, ServerBuilder, ServerEdit, ServerHandle, WeakServerHandle};
+#[cfg(feature = "tiny_http")]
+pub use transport::http::TinyHttpMount;
 pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;
 
 // Handlers and what they receive.
 pub use cancel::CancellationFlag;
 pub use server::{
-    CompletionHandler, PromptHandler, RequestContext, ResourceHandler, ResourceTemplateHandler,
-    TemplateVariables, ToolHandler,
+    ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext, ResourceHandler,
+    ResourcePage, ResourceProvider, ResourceTemplateHandler, TemplateVariables, ToolHandler,
 };
 
 // Hooks and the 2026-07-28 era's settings.

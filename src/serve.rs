@@ -34,9 +34,7 @@ impl Server {
     /// [`ErrorKind::ThreadPanicked`](crate::ErrorKind::ThreadPanicked) if
     /// one of the crate's threads panicked.
     pub fn serve_stdio(&self) -> Result<(), Error> {
-        let stdin = io::stdin();
-        let reader = stdin.lock();
-        self.serve_io(reader, io::stdout())
+        stdio::serve_stdin(self, io::stdout())
     }
 
     /// Serves MCP on any reader and writer, as [`serve_stdio`](Self::serve_stdio)

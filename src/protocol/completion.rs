@@ -41,6 +41,18 @@ pub enum Reference {
     },
 }
 
+impl Reference {
+    /// `{"type": "ref/prompt", "name"}`.
+    pub fn prompt(name: impl Into<String>) -> Reference {
+        Reference::Prompt { name: name.into() }
+    }
+
+    /// `{"type": "ref/resource", "uri"}`: a resource template (or URI).
+    pub fn resource(uri: impl Into<String>) -> Reference {
+        Reference::Resource { uri: uri.into() }
+    }
+}
+
 /// `{"name", "value"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -15,6 +15,8 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+#[cfg(feature = "schemars")]
+mod schema;
 mod tools;
 
 pub use completion::*;

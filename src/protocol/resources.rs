@@ -179,6 +179,12 @@ impl ReadResourceResult {
             meta: None,
         }
     }
+
+    /// One text contents of `uri`, as `text/plain`.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> ReadResourceResult {
+        let contents = ResourceContents::text(uri, "text/plain", text);
+        ReadResourceResult::new(vec![contents])
+    }
 }
 
 /// Result of `resources/list`: `{"resources", "nextCursor"?}`.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 
 use super::bus::ChangeBus;
+use super::complete::{ArgumentCompleter, CompleterEntry, Target};
 use super::envelope::CacheHints;
 use super::handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
@@ -16,6 +17,7 @@ use super::handler::{
 use super::input::{RequestStateCodec, ServerStateStore};
 use super::intercept::Interceptor;
 use super::listen::ListenRegistry;
+use super::provider::ResourceProvider;
 use super::registry::Registry;
 use super::scopes::ScopePolicy;
 use super::{CacheScope, RequestOutcome, Server, ServerInner};
@@ -62,7 +64,6 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     registry: Registry,
-    completion: Option<Box<dyn CompletionHandler>>,
     on_request_finished: Option<RequestHook>,
     config: Config,
     capabilities: Option<ServerCapabilities>,
@@ -88,7 +89,6 @@ impl ServerBuilder {
             info,
             instructions: None,
             registry: Registry::default(),
-            completion: None,
             on_request_finished: None,
             config: Config::default(),
             capabilities: None,
@@ -128,11 +128,20 @@ impl ServerBuilder {
     /// Adds a tool whose arguments are a type `A` and whose result is a
     /// type `R`: the crate deserializes `arguments` into `A` (a failure is
     /// an `isError` result with serde's message, e.g. ``missing field
-    /// `city` ``; the `inputSchema` checks run first and name the field,
-    /// see [`ToolHandler`]), and an `R` that serializes to a JSON object
-    /// becomes `structuredContent` plus the same JSON as text (TOOL-5);
-    /// anything else becomes text only. Give the tool an `outputSchema`
-    /// (`Tool::with_output_schema`) to have the result checked against it.
+    /// `city` ``, naming the argument serde refused; the `inputSchema`
+    /// checks run first and name the field, see [`ToolHandler`]; `A = ()`
+    /// takes a call without arguments). The result:
+    ///
+    /// | `R` | the tool's result |
+    /// | --- | --- |
+    /// | serializes to a JSON object | `structuredContent`, plus the same JSON as text (TOOL-5) |
+    /// | `String`, `&'static str` | that text |
+    /// | [`CallToolResult`](crate::CallToolResult) | itself, as the handler built it |
+    /// | anything else | its JSON as text |
+    ///
+    /// Give the tool an `outputSchema` (`Tool::with_output_schema`, or
+    /// `Tool::from_types` with the `schemars` feature) to have the result
+    /// checked against it.
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
@@ -160,7 +169,7 @@ impl ServerBuilder {
         R: serde::Serialize + 'static,
         F: Fn(&super::RequestContext, A) -> Result<R, crate::Error> + Send + Sync + 'static,
     {
-        let typed = super::handler::Typed {
+        let typed = super::typed::Typed {
             handler,
             types: std::marker::PhantomData,
         };
@@ -175,8 +184,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a list of resources computed per request (see
+    /// [`ResourceProvider`]): listed after the fixed resources, in the
+    /// order providers were added; read before the templates.
+    ///
+    /// Spec: server/resources "Listing Resources" (2025-11-25).
+    pub fn resource_provider(mut self, provider: impl ResourceProvider) -> Self {
+        self.registry.providers.push(Arc::new(provider));
+        self
+    }
+
     /// Adds a resource template; `resources/read` of a URI that matches it
-    /// calls `handler` with the template's variables.
+    /// calls `handler` with the template's variables. A URI that a fixed
+    /// resource or a provider lists is read from there, not from a
+    /// template.
     pub fn resource_template(
         mut self,
         template: ResourceTemplate,
@@ -196,9 +217,57 @@ impl ServerBuilder {
     }
 
     /// Serves `completion/complete` with `handler` and declares
-    /// `completions: {}`.
+    /// `completions: {}`. A completer registered for the argument
+    /// ([`complete_prompt_argument`](Self::complete_prompt_argument),
+    /// [`complete_template_variable`](Self::complete_template_variable))
+    /// is asked instead of it.
     pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
-        self.completion = Some(Box::new(handler));
+        self.registry.completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Completes argument `argument` of prompt `prompt` with `completer`
+    /// (see [`ArgumentCompleter`]) and declares `completions: {}`. A
+    /// completer for the same pair replaces the earlier one. A prompt that
+    /// has no completer for an argument gets no suggestions (or the
+    /// [`completion`](Self::completion) handler's, if set).
+    ///
+    /// Spec: server/utilities/completion (2025-11-25), `ref/prompt`.
+    pub fn complete_prompt_argument(
+        self,
+        prompt: impl Into<String>,
+        argument: impl Into<String>,
+        completer: impl ArgumentCompleter,
+    ) -> Self {
+        let target = Target::PromptArgument {
+            prompt: prompt.into(),
+            argument: argument.into(),
+        };
+        self.completer(target, Arc::new(completer))
+    }
+
+    /// Completes variable `variable` of the resource template
+    /// `uri_template` (as registered, e.g. `file:///{path}`) with
+    /// `completer`, as [`complete_prompt_argument`](Self::complete_prompt_argument)
+    /// does for prompts.
+    ///
+    /// Spec: server/utilities/completion (2025-11-25), `ref/resource`.
+    pub fn complete_template_variable(
+        self,
+        uri_template: impl Into<String>,
+        variable: impl Into<String>,
+        completer: impl ArgumentCompleter,
+    ) -> Self {
+        let target = Target::TemplateVariable {
+            template: uri_template.into(),
+            variable: variable.into(),
+        };
+        self.completer(target, Arc::new(completer))
+    }
+
+    fn completer(mut self, target: Target, completer: Arc<dyn ArgumentCompleter>) -> Self {
+        let entry = CompleterEntry { target, completer };
+        self.registry.insert_completer(entry);
         self
     }
 
@@ -457,7 +526,7 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 capabilities: RwLock::new(capabilities),
                 registry: RwLock::new(self.registry),
-                completion: self.completion,
+                closing: super::close::Closing::default(),
                 on_request_finished: self.on_request_finished,
                 listen: ListenRegistry::new(self.config.max_listen_streams),
                 config: self.config,
@@ -479,7 +548,7 @@ impl ServerBuilder {
     fn derived_capabilities(&self) -> ServerCapabilities {
         let mut capabilities = ServerCapabilities {
             logging: Some(Default::default()),
-            completions: self.completion.as_ref().map(|_| Default::default()),
+            completions: self.registry.completes().then(Default::default),
             ..ServerCapabilities::default()
         };
         if self.registry.has_tools() || self.offer.tools {

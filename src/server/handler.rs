@@ -165,32 +165,3 @@ where
         self(ctx, params)
     }
 }
-
-/// A tool handler whose arguments are a `serde` type and whose result is
-/// another: see [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool).
-pub(crate) struct Typed<A, R, F> {
-    pub(crate) handler: F,
-    pub(crate) types: std::marker::PhantomData<fn(A) -> R>,
-}
-
-impl<A, R, F> ToolHandler for Typed<A, R, F>
-where
-    A: serde::de::DeserializeOwned + 'static,
-    R: serde::Serialize + 'static,
-    F: Fn(&RequestContext, A) -> Result<R, Error> + Send + Sync + 'static,
-{
-    fn call(&self, ctx: &RequestContext, arguments: JsonObject) -> Result<CallToolResult, Error> {
-        let arguments: A = match serde_json::from_value(serde_json::Value::Object(arguments)) {
-            Ok(arguments) => arguments,
-            Err(e) => return Ok(CallToolResult::error(format!("invalid arguments: {}", e))),
-        };
-        let result = serde_json::to_value((self.handler)(ctx, arguments)?)?;
-        Ok(if result.is_object() {
-            CallToolResult::structured(result)
-        } else {
-            // structuredContent is an object (2025-11-25 schema): anything
-            // else goes out as its JSON text only.
-            CallToolResult::text(result.to_string())
-        })
-    }
-}

@@ -18,8 +18,8 @@ use super::scopes::ScopePolicy;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
     versions, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, SetLevelRequestParams,
+    ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, Resource, SetLevelRequestParams,
 };
 use crate::session::Session;
 
@@ -106,23 +106,25 @@ pub(crate) fn list_prompts(session: &Session, caller: &Caller, params: Option<Va
     })
 }
 
-pub(crate) fn list_resources(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+/// One page of the fixed resources of `resources/list` from `cursor`
+/// (`o:N`, or none); the providers' pages follow (`run.rs`).
+pub(crate) fn fixed_resources(
+    session: &Session,
+    caller: &Caller,
+    cursor: Option<String>,
+) -> Result<(Vec<Resource>, Option<String>), ErrorObject> {
     let scoped = Scoped::<ResourceEntry> {
         scopes: |p| &p.resources,
         key: |e| &e.resource.uri,
     };
-    let (resources, next_cursor) = list(
+    list_from(
         session,
         caller,
-        params,
+        cursor,
         |r| &r.resources,
         scoped,
         |e| e.resource.clone(),
-    )?;
-    to_value(ListResourcesResult {
-        resources,
-        next_cursor,
-    })
+    )
 }
 
 pub(crate) fn list_templates(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
@@ -186,10 +188,22 @@ fn list<E, T>(
     caller: &Caller,
     params: Option<Value>,
     items: impl Fn(&Registry) -> &Vec<Arc<E>>,
-    Scoped { scopes, key }: Scoped<E>,
+    scoped: Scoped<E>,
     map: impl Fn(&E) -> T,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let params: PaginatedRequestParams = parse_params(params)?;
+    list_from(session, caller, params.cursor, items, scoped, map)
+}
+
+/// [`list`] from `cursor`.
+fn list_from<E, T>(
+    session: &Session,
+    caller: &Caller,
+    cursor: Option<String>,
+    items: impl Fn(&Registry) -> &Vec<Arc<E>>,
+    Scoped { scopes, key }: Scoped<E>,
+    map: impl Fn(&E) -> T,
+) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let server = &session.server;
     let registry = server.registry.read();
     let all = items(&registry);
@@ -200,7 +214,7 @@ fn list<E, T>(
     } else {
         Cow::Borrowed(all)
     };
-    page(&shown, params.cursor, server.config.page_size, |e| map(e))
+    page(&shown, cursor, server.config.page_size, |e| map(e))
 }
 
 /// One page of `items` from the opaque `cursor` (PAG-1, PAG-2).

@@ -129,9 +129,9 @@ impl Gate {
             Gate::Prompts => declared(|c| c.prompts.is_some()),
             Gate::Resources => declared(|c| c.resources.is_some()),
             Gate::Completions => {
-                server.completion.is_some() && declared(|c| c.completions.is_some())
+                server.registry.read().completes() && declared(|c| c.completions.is_some())
             }
-            Gate::CompletionHandler => server.completion.is_some(),
+            Gate::CompletionHandler => server.registry.read().completes(),
         }
     }
 }
@@ -207,7 +207,7 @@ pub(crate) const METHODS: &[Method] = &[
         ..row(
             m::RESOURCES_LIST,
             Eras::BOTH,
-            Runs::Inline(inline::list_resources),
+            Runs::Worker(super::provider::list_resources),
         )
     },
     Method {
@@ -271,7 +271,7 @@ pub(crate) const METHODS: &[Method] = &[
         ..row(
             m::COMPLETION_COMPLETE,
             Eras::BOTH,
-            Runs::Worker(run::complete),
+            Runs::Worker(super::complete::complete),
         )
     },
     row(

@@ -4,34 +4,42 @@
 mod builder;
 mod bus;
 mod caller;
+mod close;
+mod complete;
 mod context;
 pub(crate) mod dispatch;
 pub(crate) mod envelope;
+mod handle;
 mod handler;
 mod inline;
 mod input;
 mod intercept;
 mod listen;
 pub(crate) mod methods;
+mod provider;
 mod registry;
 mod run;
 mod scopes;
 #[cfg(feature = "sealed-state")]
 mod sealed;
 mod sink;
+mod typed;
 mod uri_template;
 mod validate;
 
 pub use builder::ServerBuilder;
 pub use bus::{Change, ChangeBus, ChangeEvent};
 pub use caller::{HttpHeaders, Principal, TraceContext};
+pub use complete::ArgumentCompleter;
 pub use context::RequestContext;
 pub use envelope::CacheScope;
+pub use handle::{ServerEdit, ServerHandle, WeakServerHandle};
 pub use handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
 pub use input::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
 pub use intercept::{HandlerOutcome, Interceptor};
+pub use provider::{ResourcePage, ResourceProvider};
 pub use registry::TemplateVariables;
 #[cfg(feature = "sealed-state")]
 pub use sealed::SealedStateCodec;
@@ -53,7 +61,7 @@ use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, Message};
-use crate::protocol::{Implementation, LoggingLevel, Prompt, Resource, ServerCapabilities, Tool};
+use crate::protocol::{Implementation, ServerCapabilities};
 use crate::session::Session;
 use builder::RequestHook;
 use registry::Registry;
@@ -144,7 +152,7 @@ pub(crate) struct ServerInner {
     /// added while serving.
     capabilities: RwLock<ServerCapabilities>,
     pub(crate) registry: RwLock<Registry>,
-    pub(crate) completion: Option<Box<dyn CompletionHandler>>,
+    pub(crate) closing: close::Closing,
     pub(crate) on_request_finished: Option<RequestHook>,
     pub(crate) config: Config,
     sessions: Mutex<HashMap<u64, Weak<Session>>>,
@@ -271,160 +279,6 @@ impl ServerInner {
         for session in self.live_sessions() {
             session.send_unrelated(Message::notification(method, params.clone()));
         }
-    }
-}
-
-/// A handle to a running [`Server`]: change what it offers and notify
-/// clients. Cheap to clone; usable from any thread and from handlers
-/// ([`RequestContext::server`]).
-///
-/// Each change sends the matching `notifications/*/list_changed` to every
-/// initialized session (TOOL-2, RES-2, PRM-2).
-#[derive(Clone)]
-pub struct ServerHandle {
-    inner: Arc<ServerInner>,
-}
-
-impl fmt::Debug for ServerHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServerHandle")
-            .field("name", &self.inner.info.name)
-            .finish()
-    }
-}
-
-impl ServerHandle {
-    pub(crate) fn new(inner: Arc<ServerInner>) -> ServerHandle {
-        ServerHandle { inner }
-    }
-
-    /// Adds (or replaces) a tool and sends `notifications/tools/list_changed`.
-    pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) {
-        self.inner
-            .registry
-            .write()
-            .insert_tool(tool, Arc::new(handler));
-        self.inner.declare(|c| {
-            c.tools.get_or_insert_with(builder::listed);
-        });
-        self.notify_tools_list_changed();
-    }
-
-    /// Removes a tool; `false` if there was none. Notifies on removal.
-    pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.registry.write().remove_tool(name);
-        if removed {
-            self.notify_tools_list_changed();
-        }
-        removed
-    }
-
-    /// Adds (or replaces) a prompt and sends
-    /// `notifications/prompts/list_changed`.
-    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) {
-        self.inner
-            .registry
-            .write()
-            .insert_prompt(prompt, Arc::new(handler));
-        self.inner.declare(|c| {
-            c.prompts.get_or_insert_with(builder::listed);
-        });
-        self.notify_prompts_list_changed();
-    }
-
-    /// Removes a prompt; `false` if there was none. Notifies on removal.
-    pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.inner.registry.write().remove_prompt(name);
-        if removed {
-            self.notify_prompts_list_changed();
-        }
-        removed
-    }
-
-    /// Adds (or replaces) a resource and sends
-    /// `notifications/resources/list_changed`.
-    pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) {
-        self.inner
-            .registry
-            .write()
-            .insert_resource(resource, Arc::new(handler));
-        self.inner.declare(|c| {
-            c.resources.get_or_insert_with(builder::subscribable);
-        });
-        self.notify_resources_list_changed();
-    }
-
-    /// Removes a resource by URI; `false` if there was none. Notifies on
-    /// removal.
-    pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.inner.registry.write().remove_resource(uri);
-        if removed {
-            self.notify_resources_list_changed();
-        }
-        removed
-    }
-
-    /// Sends `notifications/tools/list_changed` to every session and every
-    /// listen stream that asked for it, here and (through the
-    /// [`ChangeBus`]) on the other instances.
-    pub fn notify_tools_list_changed(&self) {
-        self.change(Change::ToolsListChanged);
-    }
-
-    /// Sends `notifications/prompts/list_changed` to every session and
-    /// every listen stream that asked for it, on every instance.
-    pub fn notify_prompts_list_changed(&self) {
-        self.change(Change::PromptsListChanged);
-    }
-
-    /// Sends `notifications/resources/list_changed` to every session and
-    /// every listen stream that asked for it, on every instance.
-    pub fn notify_resources_list_changed(&self) {
-        self.change(Change::ResourcesListChanged);
-    }
-
-    /// Ends every `subscriptions/listen` stream gracefully: each gets its
-    /// listen request's result (LISTEN-11) and its HTTP response ends.
-    pub fn close_listen_streams(&self) {
-        self.inner.listen.close_all(&self.inner.info);
-    }
-
-    /// Sends `notifications/resources/updated {uri}` to the sessions that
-    /// subscribed to `uri` (RES-3) and the listen streams that name it, on
-    /// every instance.
-    pub fn notify_resource_updated(&self, uri: &str) {
-        self.change(Change::ResourceUpdated(uri.to_string()));
-    }
-
-    /// Sends a log message (`notifications/message {level, logger?,
-    /// data}`) from any thread, outside any request, to every 2025-11-25
-    /// client of this instance whose `logging/setLevel` it passes (all of
-    /// them until one sets a level) (server/utilities/logging). It goes
-    /// where notifications that belong to no request go: stdout, or the
-    /// session's GET stream (a session without one open does not get it).
-    /// 2026-07-28 clients get none: they receive log messages only on a
-    /// request that opted in (LOG-1), see
-    /// [`RequestContext::log`](crate::RequestContext::log). Returns how
-    /// many sessions it was sent to.
-    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> usize {
-        let mut params = crate::jsonrpc::JsonObject::new();
-        params.insert("level".into(), Value::from(level.as_str()));
-        if let Some(logger) = logger {
-            params.insert("logger".into(), Value::from(logger));
-        }
-        params.insert("data".into(), data.into());
-        let message = Message::notification(
-            crate::protocol::notifications::MESSAGE,
-            Some(Value::Object(params)),
-        );
-        let mut sent = 0;
-        for session in self.inner.live_sessions() {
-            let passes = !matches!(session.state.lock().log_level, Some(min) if level < min);
-            if passes && session.send_unrelated(message.clone()) {
-                sent += 1;
-            }
-        }
-        sent
     }
 }
 

@@ -4,7 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::handler::{PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
+use super::complete::CompleterEntry;
+use super::handler::{
+    CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
+};
+use super::provider::ResourceProvider;
 use super::uri_template::UriTemplate;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
@@ -45,14 +49,19 @@ pub(crate) struct PromptEntry {
     pub(crate) handler: Arc<dyn PromptHandler>,
 }
 
-/// A list kept in insertion order; lookups by key are linear scans over
-/// `Arc`s, replaced by an index only if servers grow large.
+/// Every handler a server holds: lists kept in insertion order, whose
+/// lookups by key are linear scans over `Arc`s (replaced by an index only
+/// if servers grow large). Closing a server empties it, which drops the
+/// handlers (and whatever they own) once running calls return.
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(crate) tools: Vec<Arc<ToolEntry>>,
     pub(crate) resources: Vec<Arc<ResourceEntry>>,
+    pub(crate) providers: Vec<Arc<dyn ResourceProvider>>,
     pub(crate) templates: Vec<Arc<TemplateEntry>>,
     pub(crate) prompts: Vec<Arc<PromptEntry>>,
+    pub(crate) completers: Vec<CompleterEntry>,
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
 fn upsert<T>(list: &mut Vec<Arc<T>>, entry: T, same: impl Fn(&T) -> bool) {
@@ -119,6 +128,28 @@ impl Registry {
         );
     }
 
+    pub(crate) fn remove_template(&mut self, uri_template: &str) -> bool {
+        remove(&mut self.templates, |e| {
+            e.template.uri_template == uri_template
+        })
+    }
+
+    pub(crate) fn insert_completer(&mut self, entry: CompleterEntry) {
+        match self
+            .completers
+            .iter()
+            .position(|e| e.target == entry.target)
+        {
+            Some(i) => self.completers[i] = entry,
+            None => self.completers.push(entry),
+        }
+    }
+
+    /// `true` when `completion/complete` has someone to ask.
+    pub(crate) fn completes(&self) -> bool {
+        self.completion.is_some() || !self.completers.is_empty()
+    }
+
     pub(crate) fn insert_prompt(&mut self, prompt: Prompt, handler: Arc<dyn PromptHandler>) {
         let name = prompt.name.clone();
         upsert(&mut self.prompts, PromptEntry { prompt, handler }, |e| {
@@ -135,7 +166,8 @@ impl Registry {
     }
 
     /// What `resources/read` of `uri` should call: a fixed resource first,
-    /// then the first template that matches.
+    /// then the first template that matches (the providers, asked between
+    /// the two, are the caller's: asking them runs their code).
     pub(crate) fn resolve(&self, uri: &str) -> Option<Resolved> {
         if let Some(e) = self.resources.iter().find(|e| e.resource.uri == uri) {
             return Some(Resolved::Resource(Arc::clone(e)));
@@ -159,7 +191,7 @@ impl Registry {
     }
 
     pub(crate) fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
+        !self.resources.is_empty() || !self.templates.is_empty() || !self.providers.is_empty()
     }
 }
 

@@ -20,8 +20,7 @@ use super::{RequestOutcome, RequestStatus};
 use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, Era, GetPromptRequestParams,
-    ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResult, Era, GetPromptRequestParams, ReadResourceRequestParams,
 };
 use crate::server::Sink;
 use crate::session::Session;
@@ -260,36 +259,33 @@ pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<
     Ok(to_value(result)?)
 }
 
-/// `resources/read` (RES-4): a fixed resource, else the first template
-/// that matches; neither is `-32002` (`-32602` in 2026-07-28).
+/// `resources/read` (RES-4): a fixed resource, else the first provider
+/// that knows the URI, else the first template that matches; none is
+/// `-32002` (`-32602` in 2026-07-28).
 pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
     let params: ReadResourceRequestParams = parse_params(params)?;
-    let resolved = ctx.session.server.registry.read().resolve(&params.uri);
+    let uri = params.uri.as_str();
+    let (resolved, providers) = {
+        let registry = ctx.session.server.registry.read();
+        (registry.resolve(uri), registry.providers.clone())
+    };
     let result = match resolved {
-        Some(Resolved::Resource(entry)) => entry.handler.read(ctx, &params.uri),
-        Some(Resolved::Template(entry, vars)) => entry.handler.read(ctx, &params.uri, &vars),
-        None => Err(Error::resource_not_found(params.uri.clone())),
+        Some(Resolved::Resource(entry)) => entry.handler.read(ctx, uri),
+        other => match providers.iter().find_map(|p| p.read(ctx, uri)) {
+            Some(result) => result,
+            None => match other {
+                Some(Resolved::Template(entry, vars)) => entry.handler.read(ctx, uri, &vars),
+                _ => Err(Error::resource_not_found(uri)),
+            },
+        },
     };
     Ok(to_value(result.map_err(|e| failure(ctx, e))?)?)
-}
-
-/// `completion/complete` (CMP-1).
-pub(crate) fn complete(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
-    let params: CompleteRequestParams = parse_params(params)?;
-    let handler = ctx
-        .session
-        .server
-        .completion
-        .as_ref()
-        .ok_or_else(|| ErrorObject::method_not_found(ctx.method.name))?;
-    let result = handler.complete(ctx, params).map_err(|e| failure(ctx, e))?;
-    Ok(to_value(result)?)
 }
 
 /// A handler's error as the failure this request sends: `input_required`
 /// where the method's row allows it in the 2026-07-28 era (MRTR-1), else
 /// the JSON-RPC error of [`Error::to_wire`].
-fn failure(ctx: &RequestContext, error: Error) -> Failure {
+pub(super) fn failure(ctx: &RequestContext, error: Error) -> Failure {
     let era = ctx.era();
     if error.is_input_required() && era == Era::V2026_07_28 && ctx.method.asks_input {
         Failure::InputRequired

@@ -4,9 +4,11 @@
 //! Checked, at any depth reached through `properties` and `items`: `type`
 //! (one or a list), `enum`, `const`, `required`, `minimum`, `maximum`,
 //! `exclusiveMinimum`, `exclusiveMaximum` (numbers), `minLength`,
-//! `maxLength` (strings, in characters), `minItems`, `maxItems`. Not
-//! checked, and so accepted: `pattern` and `format` (the crate has no
-//! regular expressions), `$ref`, `allOf`/`anyOf`/`oneOf`/`not`,
+//! `maxLength` (strings, in characters), `minItems`, `maxItems`, and the
+//! integer widths of `format` that schemars writes (`int8` to `int128`,
+//! `uint8` to `uint128`; `int` and `uint` as 64 bits). Not checked, and
+//! so accepted: `pattern` and other `format`s (the crate has no regular
+//! expressions), `$ref`, `allOf`/`anyOf`/`oneOf`/`not`,
 //! `additionalProperties`, `uniqueItems`, `dependent*`, `if`/`then`/`else`.
 //! A deeper check is the handler's job (TOOL-7). The first problem found
 //! is reported, naming where it is (`limit`, `items[2].name`).
@@ -148,7 +150,37 @@ fn check_number(schema: &JsonObject, n: f64, at: &str) -> Result<(), Problem> {
             ));
         }
     }
+    let format = schema.get("format").and_then(Value::as_str);
+    if let Some((format, (low, high))) = format.and_then(|f| integer_range(f).map(|r| (f, r))) {
+        if n < low || n > high {
+            return Err(problem(
+                at,
+                format!("must be a {} ({} to {}), not {}", format, low, high, n),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The range of an integer `format` as schemars writes them: `uint8` for
+/// `u8`, `int32` for `i32`, `uint` for `usize`. Bounds past 2^53 are
+/// rounded, as the number checked is.
+fn integer_range(format: &str) -> Option<(f64, f64)> {
+    let (signed, bits) = match format.strip_prefix("uint") {
+        Some(bits) => (false, bits),
+        None => (true, format.strip_prefix("int")?),
+    };
+    let bits: i32 = match bits {
+        "" => 64,
+        "8" | "16" | "32" | "64" | "128" => bits.parse().ok()?,
+        _ => return None,
+    };
+    Some(if signed {
+        let half = 2f64.powi(bits - 1);
+        (-half, half - 1.0)
+    } else {
+        (0.0, 2f64.powi(bits) - 1.0)
+    })
 }
 
 fn check_length(
@@ -304,6 +336,31 @@ mod tests {
         assert!(err(json!({"rows": [{"v": 1}, {"v": "x"}]})).contains("\"rows[1].v\""));
         let fine =
             json!({"limit": 5, "ratio": 0.5, "name": "abc", "tags": ["a"], "owner": {"id": 7}});
+        assert!(check_arguments(&schema, &obj(fine)).is_ok());
+    }
+
+    // TOOL-6: the integer widths schemars writes as `format` (`u8` is
+    // `uint8`) bound the value, and the refusal names the argument.
+    #[test]
+    fn integer_formats_bound_the_value() {
+        let schema = obj(json!({"type": "object", "properties": {
+            "small": {"type": "integer", "format": "uint8", "minimum": 0.0},
+            "signed": {"type": "integer", "format": "int16"},
+            "size": {"type": "integer", "format": "uint"},
+            "ratio": {"type": "number", "format": "float"}
+        }}));
+        let err = |v: Value| check_arguments(&schema, &obj(v)).unwrap_err();
+        assert_eq!(
+            err(json!({"small": 256})),
+            "argument \"small\" must be a uint8 (0 to 255), not 256"
+        );
+        assert_eq!(
+            err(json!({"small": -1})),
+            "argument \"small\" must be at least 0, not -1"
+        );
+        assert!(err(json!({"signed": -32769})).contains("int16 (-32768 to 32767)"));
+        assert!(err(json!({"size": -1})).contains("must be a uint"));
+        let fine = json!({"small": 255, "signed": -32768, "size": 1u64 << 40, "ratio": 1e300});
         assert!(check_arguments(&schema, &obj(fine)).is_ok());
     }
 

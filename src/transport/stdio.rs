@@ -8,9 +8,10 @@
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread;
+use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::Receiver;
+use parking_lot::Mutex;
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Response};
@@ -22,73 +23,161 @@ use crate::{Error, ErrorKind, Server};
 /// How many messages may wait for the writer before senders block.
 const WRITE_QUEUE: usize = 4096;
 
-/// Serves MCP on `reader` and `writer` until end of input; see
+/// Serves MCP on `reader` and `writer` until end of input or until the
+/// server is closed (noticed once `reader` returns); see
 /// [`Server::serve_io`](crate::Server::serve_io) for the contract.
-pub(crate) fn serve<R, W>(server: &Server, mut reader: R, writer: W) -> Result<(), Error>
+pub(crate) fn serve<R, W>(server: &Server, reader: R, writer: W) -> Result<(), Error>
 where
     R: BufRead,
     W: Write + Send + 'static,
 {
-    let (sender, receiver) = crossbeam_channel::bounded(WRITE_QUEUE);
-    let broken = Arc::new(AtomicBool::new(false));
-    let writer_broken = Arc::clone(&broken);
-    let writer_thread = thread::Builder::new()
-        .name("tiny-mcp-stdio-writer".into())
-        .spawn(move || write_loop(receiver, writer, &writer_broken))?;
-    let stop = sender.clone();
-    let sink: Arc<dyn Sink> = Arc::new(StdoutSink(sender));
-    let session = Session::connection(&server.inner, Arc::clone(&sink));
-    let pool = WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers);
-    let max = server.inner.config.max_line_bytes;
-    let mut line = Vec::with_capacity(4096);
-    let outcome = loop {
-        if broken.load(Ordering::Acquire) {
-            // The writer reports why; nothing more can be answered.
-            break Ok(());
-        }
-        match read_line(&mut reader, &mut line, max) {
-            Ok(Line::Complete) => handle_line(&line, &session, &sink, &pool),
-            Ok(Line::TooLong) => {
-                log::warn!("discarded a message longer than {} bytes", max);
-                sink.send(Message::Response(Response::error(
-                    None,
-                    ErrorObject::invalid_request(format!(
-                        "message too large: the limit is {} bytes",
-                        max
-                    )),
-                )));
-            }
-            Ok(Line::End) => break Ok(()),
-            Err(e) => break Err(Error::from(e)),
-        }
-    };
-    end_of_input(server, &session);
-    let workers = pool.join_within(Some(server.inner.config.handler_exit_timeout));
-    drop(session);
-    drop(sink);
-    let _ = stop.send(ToWriter::Stop);
-    drop(stop);
-    let written = match writer_thread.join() {
-        Ok(written) => written.map_err(Error::from),
-        Err(_) => Err(Error::new(ErrorKind::ThreadPanicked(
-            "tiny-mcp-stdio-writer".into(),
-        ))),
-    };
-    outcome.and(written).and(workers)
+    let connection = Connection::open(server, writer)?;
+    let stopped = Arc::clone(&connection.stopped);
+    let key = server.inner.on_close(Box::new(move || {
+        stopped.store(true, Ordering::Release);
+    }));
+    let outcome = connection.read(reader);
+    server.inner.forget_closer(key);
+    connection.finish(outcome)
 }
 
-/// End of input: handlers get a grace period to answer (a client that pipes a
-/// few lines in and closes stdin still reads stdout); then the session
-/// closes: the rest are cancelled (flag set, calls to the client failed,
-/// no answer).
-fn end_of_input(server: &Server, session: &Session) {
+/// Serves MCP on stdin and `writer`: as [`serve`], with stdin read on a
+/// thread of its own, so that closing the server returns at once even
+/// while a read blocks (that thread is then left blocked in it, and ends
+/// at the next line or end of input without acting on it).
+pub(crate) fn serve_stdin<W>(server: &Server, writer: W) -> Result<(), Error>
+where
+    W: Write + Send + 'static,
+{
+    let connection = Arc::new(Connection::open(server, writer)?);
+    let (done, woken) = crossbeam_channel::bounded::<Option<Result<(), Error>>>(2);
+    let (stopped, closed) = (Arc::clone(&connection.stopped), done.clone());
+    let key = server.inner.on_close(Box::new(move || {
+        stopped.store(true, Ordering::Release);
+        let _ = closed.try_send(None);
+    }));
+    let reading = Arc::clone(&connection);
+    let spawned = thread::Builder::new()
+        .name("tiny-mcp-stdin".into())
+        .spawn(move || {
+            let outcome = reading.read(io::stdin().lock());
+            let _ = done.send(Some(outcome));
+        });
+    let outcome = match spawned {
+        Ok(_) => woken.recv().ok().flatten().unwrap_or(Ok(())),
+        Err(e) => Err(Error::from(e)),
+    };
+    server.inner.forget_closer(key);
+    connection.finish(outcome)
+}
+
+/// One stdio connection: its session, the writer thread that owns the
+/// output, and the workers that run its handlers.
+struct Connection {
+    server: Server,
+    session: Arc<Session>,
+    sink: Arc<dyn Sink>,
+    pool: WorkerPool,
+    /// Set by the writer when a write failed: nothing more can be answered.
+    broken: Arc<AtomicBool>,
+    /// Set when the server is closed: read no further.
+    stopped: Arc<AtomicBool>,
+    stop: crossbeam_channel::Sender<ToWriter>,
+    writer_thread: Mutex<Option<JoinHandle<io::Result<()>>>>,
+}
+
+impl Connection {
+    fn open<W: Write + Send + 'static>(server: &Server, writer: W) -> Result<Connection, Error> {
+        let (sender, receiver) = crossbeam_channel::bounded(WRITE_QUEUE);
+        let broken = Arc::new(AtomicBool::new(false));
+        let writer_broken = Arc::clone(&broken);
+        let writer_thread = thread::Builder::new()
+            .name("tiny-mcp-stdio-writer".into())
+            .spawn(move || write_loop(receiver, writer, &writer_broken))?;
+        let stop = sender.clone();
+        let sink: Arc<dyn Sink> = Arc::new(StdoutSink(sender));
+        Ok(Connection {
+            server: server.clone(),
+            session: Session::connection(&server.inner, Arc::clone(&sink)),
+            sink,
+            pool: WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers),
+            broken,
+            stopped: Arc::new(AtomicBool::new(false)),
+            stop,
+            writer_thread: Mutex::new(Some(writer_thread)),
+        })
+    }
+
+    /// Reads and dispatches lines until end of input, a failed write or
+    /// the server's close.
+    fn read<R: BufRead>(&self, mut reader: R) -> Result<(), Error> {
+        let max = self.server.inner.config.max_line_bytes;
+        let mut line = Vec::with_capacity(4096);
+        loop {
+            if self.broken.load(Ordering::Acquire) {
+                // The writer reports why; nothing more can be answered.
+                return Ok(());
+            }
+            let read = read_line(&mut reader, &mut line, max);
+            if self.stopped.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            match read {
+                Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, &self.pool),
+                Ok(Line::TooLong) => {
+                    log::warn!("discarded a message longer than {} bytes", max);
+                    self.sink.send(Message::Response(Response::error(
+                        None,
+                        ErrorObject::invalid_request(format!(
+                            "message too large: the limit is {} bytes",
+                            max
+                        )),
+                    )));
+                }
+                Ok(Line::End) => return Ok(()),
+                Err(e) => return Err(Error::from(e)),
+            }
+        }
+    }
+
+    /// Ends the connection after reading stopped: grace, cancel, join the
+    /// workers, write what is queued, join the writer.
+    fn finish(&self, outcome: Result<(), Error>) -> Result<(), Error> {
+        let closed = self.stopped.load(Ordering::Acquire);
+        end_of_input(&self.server, &self.session, closed);
+        let config = &self.server.inner.config;
+        let workers = self.pool.join_within(Some(config.handler_exit_timeout));
+        let _ = self.stop.send(ToWriter::Stop);
+        let writer_thread = self.writer_thread.lock().take();
+        let written = match writer_thread.map(JoinHandle::join) {
+            Some(Ok(written)) => written.map_err(Error::from),
+            Some(Err(_)) => Err(Error::new(ErrorKind::ThreadPanicked(
+                "tiny-mcp-stdio-writer".into(),
+            ))),
+            None => Ok(()),
+        };
+        outcome.and(written).and(workers)
+    }
+}
+
+/// End of input (or the server's close): handlers get a grace period to
+/// answer (a client that pipes a few lines in and closes stdin still reads
+/// stdout); then the session closes: the rest are cancelled (flag set,
+/// calls to the client failed, no answer).
+fn end_of_input(server: &Server, session: &Session, closed: bool) {
     let grace = server.inner.config.end_of_input_grace;
     let running = session.in_flight_count();
+    let what = if closed {
+        "the server was closed"
+    } else {
+        "stdin closed"
+    };
     if running == 0 {
-        log::info!("stdin closed");
+        log::info!("{}", what);
     } else {
         log::info!(
-            "stdin closed; waiting up to {:?} for {} running request(s) to answer",
+            "{}; waiting up to {:?} for {} running request(s) to answer",
+            what,
             grace,
             running
         );
@@ -100,7 +189,11 @@ fn end_of_input(server: &Server, session: &Session) {
             grace
         );
     }
-    session.close("the client closed the connection", Closing::ClientLeft);
+    if closed {
+        session.close("the server was closed", Closing::ServerEnds);
+    } else {
+        session.close("the client closed the connection", Closing::ClientLeft);
+    }
 }
 
 fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: &WorkerPool) {

@@ -1,9 +1,20 @@
 //! Writing servers (issue 13): what the crate checks for a tool's author.
 
+#[cfg(unix)]
+mod close;
+mod examples;
+mod lists;
+mod programs;
+#[cfg(feature = "tiny_http")]
+mod tiny_http;
+
 use serde_json::{json, Value};
 use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
 
 use crate::support::{call_tool, connect, first_text};
+
+#[cfg(feature = "schemars")]
+mod schemars;
 
 fn server_with(result: fn() -> CallToolResult) -> Server {
     let schema = json!({"type": "object", "properties": {
@@ -214,4 +225,28 @@ fn typed_tools_take_and_give_types() {
         "{}",
         missing
     );
+}
+
+// server/tools "Structured Content": a typed tool's String is text, its
+// CallToolResult goes out as built, and `()` takes a call without
+// arguments.
+#[test]
+fn typed_tools_return_text_and_whole_results() {
+    let empty = json!({"type": "object"});
+    let server = Server::builder("typed", "1")
+        .typed_tool(
+            Tool::new("hello", empty.clone()),
+            |_: &RequestContext, (): ()| Ok("hello".to_string()),
+        )
+        .typed_tool(Tool::new("whole", empty), |_: &RequestContext, (): ()| {
+            Ok(CallToolResult::error("built by hand"))
+        })
+        .build();
+    let mut client = connect(&server, json!({}));
+    let hello = call_tool(&mut client, "hello", json!({}));
+    assert_eq!(first_text(&hello), "hello");
+    assert!(hello.get("structuredContent").is_none(), "{}", hello);
+    let whole = call_tool(&mut client, "whole", Value::Null);
+    assert_eq!(whole["isError"], true);
+    assert_eq!(first_text(&whole), "built by hand");
 }

@@ -6,6 +6,8 @@
 //! its [`Framing`] and what closing it means ([`OnClose`]). [`write`] is
 //! the only place that writes an answer to a socket, and
 //! [`write_events`] the one SSE writer, for both eras (DESIGN.md §13).
+//! They write to an [`Out`]: a connection's socket, or (feature
+//! `tiny_http`) the raw writer of a tiny_http request.
 
 use std::io::{self, Write};
 use std::net::TcpStream;
@@ -151,11 +153,26 @@ pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) 
     HttpResponse::json(status, body.into_bytes())
 }
 
+/// Where an answer is written: a writer whose every `flush` puts what was
+/// written on the wire, and that may know whether its peer has left.
+pub(crate) trait Out: Write {
+    /// `true` when the peer is known to have closed its side (a read would
+    /// return EOF). An output that cannot look at its socket answers
+    /// `false`: a client that left is then noticed when a write fails.
+    fn peer_closed(&self) -> bool;
+}
+
+impl Out for &TcpStream {
+    fn peer_closed(&self) -> bool {
+        peer_closed(self)
+    }
+}
+
 /// Writes `answer` on `out`; `keep_alive` false ends the connection after
 /// it. Returns an error when the client went away.
 pub(crate) fn write(
     answer: Answer,
-    out: &mut &TcpStream,
+    out: &mut impl Out,
     peer: Peer,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -217,7 +234,7 @@ impl Peer {
 /// Writes a whole response with the program's headers of every response.
 fn whole(
     response: HttpResponse,
-    out: &mut &TcpStream,
+    out: &mut impl Out,
     keep_alive: bool,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -230,7 +247,7 @@ fn whole(
 /// `on_close` says.
 fn write_events(
     stream: EventStream,
-    out: &mut &TcpStream,
+    out: &mut impl Out,
     peer: Peer,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -343,7 +360,7 @@ fn closed(on_close: OnClose) {
     }
 }
 
-fn finish_replay(out: &mut &TcpStream, mut pending: Vec<u8>, peer: Peer) -> io::Result<()> {
+fn finish_replay(out: &mut impl Out, mut pending: Vec<u8>, peer: Peer) -> io::Result<()> {
     // The resumed stream had finished: replay it whole and end.
     peer.last(&mut pending);
     out.write_all(&pending)?;
@@ -364,7 +381,7 @@ enum First {
 /// handled as `on_close` says (MHTTP-7), and reported as an error.
 fn first_message(
     receiver: &Receiver<Outgoing>,
-    out: &TcpStream,
+    out: &impl Out,
     on_close: &OnClose,
 ) -> io::Result<First> {
     loop {
@@ -378,7 +395,7 @@ fn first_message(
             Ok(Outgoing::Probe) => continue,
             Ok(Outgoing::End) | Err(RecvTimeoutError::Disconnected) => return Ok(First::Ended),
             Err(RecvTimeoutError::Timeout) => {
-                if !matches!(on_close, OnClose::Nothing) && peer_closed(out) {
+                if !matches!(on_close, OnClose::Nothing) && out.peer_closed() {
                     return Err(client_gone());
                 }
             }
@@ -389,7 +406,7 @@ fn first_message(
 /// JSON mode: wait for the response, drop what comes before it.
 fn json_when_done(
     receiver: &Receiver<Outgoing>,
-    out: &mut &TcpStream,
+    out: &mut impl Out,
     keep_alive: bool,
     config: &HttpConfig,
 ) -> io::Result<()> {
@@ -441,7 +458,7 @@ struct Pump<'a> {
 impl Pump<'_> {
     /// Writes `pending`, then events as they come, until the stream ends.
     /// Returns `true` when it ended with its response delivered.
-    fn run(&self, out: &mut &TcpStream, mut pending: Vec<u8>) -> io::Result<bool> {
+    fn run(&self, out: &mut impl Out, mut pending: Vec<u8>) -> io::Result<bool> {
         let tick = self.tick;
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();
@@ -451,7 +468,7 @@ impl Pump<'_> {
             match self.receiver.recv_timeout(wait) {
                 Ok(Outgoing::Probe) => {
                     // A new GET asks whether this client is still there.
-                    if peer_closed(out) {
+                    if out.peer_closed() {
                         return Err(client_gone());
                     }
                 }
@@ -466,7 +483,7 @@ impl Pump<'_> {
                 }
                 Err(RecvTimeoutError::Disconnected) => ended = Some(false),
                 Err(RecvTimeoutError::Timeout) => {
-                    if self.watch && peer_closed(out) {
+                    if self.watch && out.peer_closed() {
                         return Err(client_gone());
                     }
                     if pending.is_empty() && last_write.elapsed() >= self.keep_alive {
@@ -482,7 +499,7 @@ impl Pump<'_> {
                 // write went to a client that just asked (and the check
                 // costs three system calls).
                 if wrote {
-                    *delivered = *delivered && !peer_closed(out);
+                    *delivered = *delivered && !out.peer_closed();
                 }
             }
             if !pending.is_empty() {

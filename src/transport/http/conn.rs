@@ -101,7 +101,7 @@ fn decide(
 /// The answer to a request that cannot be read: 400 for framing two
 /// parsers could read differently, 431 for a head too large, 413 for a
 /// body too large (DESIGN.md §6).
-fn unreadable(shared: &Shared, error: ReadError) -> Answer {
+pub(super) fn unreadable(shared: &Shared, error: ReadError) -> Answer {
     match error {
         ReadError::HeadTooLarge => Answer::status(431),
         ReadError::TimedOut => Answer::status(408),

@@ -24,16 +24,18 @@ mod era;
 mod gate;
 mod head;
 mod media;
+#[cfg(feature = "tiny_http")]
+mod mount;
 mod per_request;
 mod route;
+mod running;
 mod sessions;
 mod sse;
 mod wire;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -43,11 +45,14 @@ use parking_lot::{Condvar, Mutex};
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::RequestId;
-use crate::server::{current_request, ServerInner};
+use crate::server::ServerInner;
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 pub use auth::{ProtectedResource, TokenError, TokenVerifier};
 pub use head::{HttpRefusal, HttpRequestHead};
+#[cfg(feature = "tiny_http")]
+pub use mount::TinyHttpMount;
+pub use running::HttpServer;
 pub(crate) use sessions::{HttpSession, Lookup};
 
 /// Settings of the Streamable HTTP transport; start it with
@@ -340,6 +345,13 @@ impl HttpServerBuilder {
         let acceptor = thread::Builder::new()
             .name("tiny-mcp-http-acceptor".into())
             .spawn(move || accept_loop(&acceptor_shared, listener))?;
+        // Server::close stops accepting; `join` then cleans up.
+        let closing = Arc::downgrade(&shared);
+        let close_key = self.server.inner.on_close(Box::new(move || {
+            if let Some(shared) = closing.upgrade() {
+                shared.stop();
+            }
+        }));
         log::info!(
             "serving MCP on http://{}{}",
             local_addr,
@@ -347,106 +359,10 @@ impl HttpServerBuilder {
         );
         Ok(HttpServer {
             shared,
+            close_key,
             acceptor: Mutex::new(Some(acceptor)),
             finished: Mutex::new(None),
         })
-    }
-}
-
-/// A running Streamable HTTP server.
-///
-/// [`shutdown`](Self::shutdown) stops it; [`join`](Self::join) waits until
-/// it has stopped. Dropping it shuts it down.
-#[must_use = "the server shuts down when this handle is dropped; call `join()` to serve until shutdown"]
-pub struct HttpServer {
-    shared: Arc<Shared>,
-    acceptor: Mutex<Option<JoinHandle<()>>>,
-    /// Set once the clean-up ran: what it found.
-    finished: Mutex<Option<Result<(), String>>>,
-}
-
-impl fmt::Debug for HttpServer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HttpServer")
-            .field("local_addr", &self.shared.local_addr)
-            .finish()
-    }
-}
-
-impl HttpServer {
-    /// The bound address (with the real port when bound to port 0).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.shared.local_addr
-    }
-
-    /// Stops the server: stops accepting, cancels running handlers, ends
-    /// open streams, closes connections, and joins every thread. Returns
-    /// when all of that is done; calling it again does nothing. It may be
-    /// called from a handler (a tool that stops the server): the calling
-    /// worker is then left to finish on its own. Call [`join`](Self::join)
-    /// afterwards to learn whether any of the server's threads failed.
-    pub fn shutdown(&self) {
-        if !self.shared.stopping.swap(true, Ordering::AcqRel) {
-            log::info!("shutting down http://{}", self.shared.local_addr);
-            // Wake the acceptor blocked in accept().
-            let wake = match self.shared.local_addr.ip() {
-                IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(
-                    IpAddr::V4(Ipv4Addr::LOCALHOST),
-                    self.shared.local_addr.port(),
-                ),
-                _ => self.shared.local_addr,
-            };
-            let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
-        }
-        let _ = self.join();
-    }
-
-    /// Waits until the server has been shut down (by [`shutdown`](Self::shutdown)
-    /// on another thread), then finishes the clean-up.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::ThreadPanicked`](crate::ErrorKind::ThreadPanicked) when
-    /// one of the server's threads (the acceptor, a connection, a worker
-    /// outside a handler) panicked: a bug of ours, reported here rather
-    /// than only logged. Every later call returns the same.
-    pub fn join(&self) -> Result<(), Error> {
-        let acceptor = self.acceptor.lock().take();
-        let mut failure = None;
-        if let Some(acceptor) = acceptor {
-            if acceptor.join().is_err() {
-                log::error!("the HTTP acceptor thread panicked");
-                failure = Some("tiny-mcp-http-acceptor".to_string());
-            }
-        }
-        if self.shared.pool.is_current_worker() {
-            // Called from a handler: its request is spared and still
-            // answers; the connections and workers finish on their own once
-            // it returns (one of them waits for its response), and a later
-            // `join` elsewhere completes the clean-up.
-            *self.shared.spared.lock() = current_request();
-            self.shared.close_sessions();
-            return Ok(());
-        }
-        let mut finished = self.finished.lock();
-        if finished.is_none() {
-            let cleaned = self.shared.close_everything();
-            *finished = Some(match (failure, cleaned) {
-                (Some(name), _) => Err(name),
-                (None, Err(e)) => Err(e),
-                (None, Ok(())) => Ok(()),
-            });
-        }
-        match finished.as_ref() {
-            Some(Err(name)) => Err(Error::new(ErrorKind::ThreadPanicked(name.clone()))),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.shutdown();
     }
 }
 

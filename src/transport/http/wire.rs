@@ -266,6 +266,19 @@ impl Read for Timed<'_> {
     }
 }
 
+/// The checks of a head that another HTTP server read (the tiny_http
+/// adapter, which passes it as bytes): the same size limits, parse and
+/// body framing rules as a head read here, the body left to its reader.
+#[cfg(feature = "tiny_http")]
+pub(crate) fn check_head(head: &[u8], max_body: usize) -> Result<HttpRequest, ReadError> {
+    if head.len() > MAX_HEAD_BYTES {
+        return Err(ReadError::HeadTooLarge);
+    }
+    let request = parse_head(head)?;
+    body_framing(&request, max_body)?;
+    Ok(request)
+}
+
 /// Reads up to the blank line that ends the head, within `MAX_HEAD_BYTES`.
 fn read_head_bytes(reader: &mut BufReader<Timed<'_>>) -> Result<Vec<u8>, ReadError> {
     let mut head = Vec::with_capacity(1024);
@@ -367,7 +380,7 @@ fn parse_head(head: &[u8]) -> Result<HttpRequest, ReadError> {
 /// The path of a request target without its query: origin-form
 /// (`/mcp?x`) or absolute-form (`http://host/mcp`, RFC 9112 §3.2.2, which
 /// a server must accept).
-fn origin_path(target: &str) -> String {
+pub(crate) fn origin_path(target: &str) -> String {
     let target = match target
         .strip_prefix("http://")
         .or_else(|| target.strip_prefix("https://"))
