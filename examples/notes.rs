@@ -16,10 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tiny_mcp::{
-    ArgumentCompleter, CallToolResult, ContentBlock, ElicitAction, ElicitRequestFormParams, Error,
-    GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
-    RequestContext, Resource, ResourceContents, ResourcePage, ResourceProvider, ResourceTemplate,
-    Server, ServerBuilder, TemplateVariables, Tool,
+    ArgumentCompleter, ElicitAction, ElicitRequestFormParams, Error, GetPromptResult, Prompt,
+    PromptArgument, ReadResourceResult, RequestContext, Resource, ResourceContents, ResourcePage,
+    ResourceProvider, ResourceTemplate, Server, ServerBuilder, TemplateVariables, Tool,
 };
 
 /// The template of every note's URI, `note://ID`.
@@ -157,10 +156,10 @@ fn tools(server: ServerBuilder, notes: &Arc<Notes>) -> ServerBuilder {
                 })
             },
         )
-        .tool(
-            Tool::new("summarize", json!({"type": "object"}))
+        .typed_tool(
+            Tool::without_arguments("summarize")
                 .with_description("One line per note, with progress as it goes"),
-            move |ctx: &RequestContext, _: JsonObject| {
+            move |ctx, (): ()| {
                 let all = summarize.all();
                 let mut lines = Vec::with_capacity(all.len());
                 for (done, note) in all.iter().enumerate() {
@@ -170,9 +169,9 @@ fn tools(server: ServerBuilder, notes: &Arc<Notes>) -> ServerBuilder {
                     ctx.notify_progress((done + 1) as f64, total, Some(&note.title));
                 }
                 if lines.is_empty() {
-                    return Ok(CallToolResult::text("No notes yet."));
+                    return Ok("No notes yet.".to_string());
                 }
-                Ok(CallToolResult::text(lines.join("\n")))
+                Ok(lines.join("\n"))
             },
         )
 }
@@ -189,10 +188,7 @@ impl ResourceProvider for NoteList {
         });
         ResourcePage::paginate(all.collect(), cursor, PAGE_SIZE)
     }
-
-    fn read(&self, _: &RequestContext, _: &str) -> Option<Result<ReadResourceResult, Error>> {
-        None // The template reads them.
-    }
+    // No `read`: the template reads them.
 }
 
 fn resources(server: ServerBuilder, notes: &Arc<Notes>) -> ServerBuilder {
@@ -231,8 +227,7 @@ fn prompts(server: ServerBuilder, notes: &Arc<Notes>) -> ServerBuilder {
                     "Review this note: is it clear, and which tags fit it?\n\n{}",
                     note.markdown()
                 );
-                let message = PromptMessage::user(ContentBlock::text(text));
-                Ok(GetPromptResult::new(vec![message]))
+                Ok(GetPromptResult::user_text(text))
             },
         )
         .complete_prompt_argument("review_note", "id", id_completer(notes))

@@ -346,8 +346,9 @@ pub use transport::memory::MemoryClient;
 // Handlers and what they receive.
 pub use cancel::CancellationFlag;
 pub use server::{
-    ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext, ResourceHandler,
-    ResourcePage, ResourceProvider, ResourceTemplateHandler, TemplateVariables, ToolHandler,
+    complete_from, ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext,
+    ResourceHandler, ResourcePage, ResourceProvider, ResourceTemplateHandler, TemplateVariables,
+    ToolHandler,
 };
 
 // Hooks and the 2026-07-28 era's settings.

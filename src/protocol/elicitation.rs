@@ -157,6 +157,36 @@ impl ElicitResult {
         }
     }
 
+    /// The form's values as a `T` when the user accepted; `None` when they
+    /// declined or cancelled.
+    ///
+    /// ```
+    /// use tiny_mcp::ElicitResult;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Confirm { confirm: bool }
+    ///
+    /// let mut values = tiny_mcp::JsonObject::new();
+    /// values.insert("confirm".into(), true.into());
+    /// let answer: Option<Confirm> = ElicitResult::accept(Some(values)).accepted_as()?;
+    /// assert!(answer.map_or(false, |a| a.confirm));
+    /// assert!(ElicitResult::decline().accepted_as::<Confirm>()?.is_none());
+    /// # Ok::<(), tiny_mcp::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Json`](crate::ErrorKind::Json) when the accepted
+    /// values do not fit `T` (a client that ignored the requested schema):
+    /// as a tool's error, an `isError` result saying so.
+    pub fn accepted_as<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>, crate::Error> {
+        if self.action != ElicitAction::Accept {
+            return Ok(None);
+        }
+        let content = Value::Object(self.content.clone().unwrap_or_default());
+        Ok(Some(serde_json::from_value(content)?))
+    }
+
     /// `decline`: the user said no.
     pub fn decline() -> ElicitResult {
         ElicitResult {

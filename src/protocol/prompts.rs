@@ -133,6 +133,11 @@ impl GetPromptResult {
             meta: None,
         }
     }
+
+    /// One user message of text: the common prompt.
+    pub fn user_text(text: impl Into<String>) -> GetPromptResult {
+        GetPromptResult::new(vec![PromptMessage::user(ContentBlock::text(text))])
+    }
 }
 
 /// One message of a prompt: `{"role", "content": ContentBlock}`.

@@ -66,6 +66,13 @@ impl Tool {
         }
     }
 
+    /// A tool that takes no arguments: `inputSchema` is
+    /// `{"type":"object"}` (pair it with `()` in
+    /// [`typed_tool`](crate::ServerBuilder::typed_tool)).
+    pub fn without_arguments(name: impl Into<String>) -> Tool {
+        Tool::new(name, Value::Null)
+    }
+
     /// Sets `description`.
     pub fn with_description(mut self, description: impl Into<String>) -> Tool {
         self.description = Some(description.into());

@@ -74,6 +74,34 @@ where
     }
 }
 
+/// A completer that suggests the `values` that start with what was typed
+/// (ignoring case), in their order: for an argument whose values are known
+/// up front.
+///
+/// ```
+/// use tiny_mcp::{complete_from, ResourceTemplate, Server};
+/// # use tiny_mcp::{ReadResourceResult, RequestContext, TemplateVariables};
+///
+/// let server = Server::builder("s", "1")
+///     .resource_template(ResourceTemplate::new("lang://{name}", "language"),
+///         |_: &RequestContext, uri: &str, _: &TemplateVariables| Ok(ReadResourceResult::text(uri, "")))
+///     .complete_template_variable("lang://{name}", "name", complete_from(["Python", "Rust"]))
+///     .build();
+/// # drop(server);
+/// ```
+pub fn complete_from<S: Into<String>>(
+    values: impl IntoIterator<Item = S>,
+) -> impl ArgumentCompleter {
+    let values: Vec<String> = values.into_iter().map(Into::into).collect();
+    move |_: &RequestContext, typed: &str, _: &BTreeMap<String, String>| {
+        let typed = typed.to_lowercase();
+        let matching = values
+            .iter()
+            .filter(|v| v.to_lowercase().starts_with(&typed));
+        Ok(matching.cloned().collect())
+    }
+}
+
 /// What a completer completes: a prompt's argument or a template's
 /// variable (the template as registered).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -155,6 +155,12 @@ impl ServerHandle {
         }
     }
 
+    /// The names of the tools offered now, in listing order.
+    pub fn tool_names(&self) -> Vec<String> {
+        let registry = self.inner.registry.read();
+        registry.tools.iter().map(|e| e.tool.name.clone()).collect()
+    }
+
     /// Closes the server: every transport serving it stops
     /// ([`Server::serve_stdio`](crate::Server::serve_stdio) returns, [`HttpServer::join`](crate::HttpServer::join)
     /// returns, see [`Server::close`](crate::Server::close)), listen streams end, and its tools,

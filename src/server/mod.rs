@@ -30,7 +30,7 @@ mod validate;
 pub use builder::ServerBuilder;
 pub use bus::{Change, ChangeBus, ChangeEvent};
 pub use caller::{HttpHeaders, Principal, TraceContext};
-pub use complete::ArgumentCompleter;
+pub use complete::{complete_from, ArgumentCompleter};
 pub use context::RequestContext;
 pub use envelope::CacheScope;
 pub use handle::{ServerEdit, ServerHandle, WeakServerHandle};

@@ -250,3 +250,40 @@ fn typed_tools_return_text_and_whole_results() {
     assert_eq!(whole["isError"], true);
     assert_eq!(first_text(&whole), "built by hand");
 }
+
+// The short forms: a tool without arguments, a one-message prompt, a
+// completer from a fixed list (server/utilities/completion: matches of
+// what was typed, ignoring case), and the names of the tools offered.
+#[test]
+fn short_forms_say_the_common_things() {
+    use std::collections::BTreeMap;
+    use tiny_mcp::{complete_from, GetPromptResult, Prompt, PromptArgument};
+
+    let prompt = Prompt::new("greet").with_argument(PromptArgument::new("lang", "", false));
+    let server = Server::builder("short", "1")
+        .typed_tool(
+            Tool::without_arguments("now"),
+            |_: &RequestContext, (): ()| Ok("12:00"),
+        )
+        .prompt(prompt, |_: &RequestContext, _: BTreeMap<String, String>| {
+            Ok(GetPromptResult::user_text("Say hello"))
+        })
+        .complete_prompt_argument("greet", "lang", complete_from(["Rust", "Ruby", "Go"]))
+        .build();
+    assert_eq!(server.handle().tool_names(), ["now"]);
+    let mut client = connect(&server, json!({}));
+    let listed = client.request("tools/list", None).unwrap();
+    assert_eq!(listed["tools"][0]["inputSchema"], json!({"type": "object"}));
+    assert_eq!(
+        first_text(&call_tool(&mut client, "now", Value::Null)),
+        "12:00"
+    );
+    let got = client.request("prompts/get", Some(json!({"name": "greet"})));
+    let message = got.unwrap()["messages"][0].clone();
+    assert_eq!(message["role"], "user");
+    assert_eq!(message["content"]["text"], "Say hello");
+    let params = json!({"ref": {"type": "ref/prompt", "name": "greet"},
+        "argument": {"name": "lang", "value": "ru"}});
+    let completion = client.request("completion/complete", Some(params)).unwrap();
+    assert_eq!(completion["completion"]["values"], json!(["Rust", "Ruby"]));
+}
