@@ -161,15 +161,22 @@ impl InFlightTable {
     /// (the request whose handler is ending the server, which still
     /// answers).
     pub(crate) fn cancel_all_but(&self, reason: &str, spare: Option<&RequestId>) -> Vec<InFlight> {
-        let entries: Vec<InFlight> = {
+        let (ids, entries): (Vec<RequestId>, Vec<InFlight>) = {
             let mut map = self.map.lock();
             let ids: Vec<RequestId> = map
                 .keys()
                 .filter(|id| Some(*id) != spare)
                 .cloned()
                 .collect();
-            ids.iter().filter_map(|id| map.remove(id)).collect()
+            let entries = ids.iter().filter_map(|id| map.remove(id)).collect();
+            (ids, entries)
         };
+        if !ids.is_empty() {
+            // Which requests were still running, so that a handler that
+            // ignores its cancellation can be found in the log.
+            let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+            log::info!("cancelling request(s) {} ({})", ids.join(", "), reason);
+        }
         for entry in &entries {
             entry.flag.cancel(Some(reason.to_string()));
         }

@@ -317,7 +317,9 @@
 //! `docs/requirements/` (`DIGEST.md` for 2025-11-25, `DIGEST-2026-07-28.md`
 //! for 2026-07-28).
 
-#![forbid(unsafe_code)]
+// No unsafe code; the unit tests' counting allocator is the one exception.
+#![cfg_attr(not(test), forbid(unsafe_code))]
+#![cfg_attr(test, deny(unsafe_code))]
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
@@ -325,12 +327,18 @@ mod base64;
 mod cancel;
 mod client;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod jsonrpc;
 mod lines;
 mod protocol;
 mod serve;
 mod server;
 mod session;
+#[cfg(test)]
+#[allow(unsafe_code)]
+mod test_alloc;
 mod transport;
 
 // One public path per type: everything is re-exported here, and the

@@ -50,6 +50,8 @@ pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use run::current_request;
 pub(crate) use sink::{ChannelSink, NullSink, Sink};
+#[cfg(feature = "fuzzing")]
+pub(crate) use uri_template::UriTemplate;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -159,11 +159,14 @@ impl WorkerPool {
         }
         let (done, stuck): (Vec<_>, Vec<_>) = handles.into_iter().partition(|h| h.is_finished());
         if !stuck.is_empty() {
+            let names: Vec<&str> = stuck.iter().filter_map(|h| h.thread().name()).collect();
             log::warn!(
-                "{}: {} handler(s) ignored cancellation for {:?}; leaving their threads running",
+                "{}: {} handler(s) ignored cancellation for {:?}; leaving their threads \
+                 running: {}",
                 self.name,
                 stuck.len(),
-                limit
+                limit,
+                names.join(", ")
             );
         }
         done

@@ -781,3 +781,199 @@ fn a_reconnecting_get_takes_over_a_dead_stream() {
     head.expect_status(200, "a GET after the first one's client left");
     http.shutdown();
 }
+
+// Issue 14 item 8: numbers keep every digit on their way through a tool
+// (serde_json's float_roundtrip): 1e70 comes back as 1e70, not
+// 9.999999999999999e69.
+#[test]
+fn numbers_round_trip_exactly() {
+    let server = Server::builder("numbers", "1")
+        .tool(
+            Tool::new("echo", json!({"type": "object"})),
+            |_: &RequestContext, args: JsonObject| {
+                Ok(CallToolResult::structured(Value::Object(args)))
+            },
+        )
+        .build();
+    let mut client = crate::support::connect(&server, json!({}));
+    let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"big":1e70,"pi":3.141592653589793,"tiny":5e-324}}}"#;
+    let request: tiny_mcp::Message = tiny_mcp::Message::parse(line.as_bytes()).unwrap();
+    client.send(request);
+    let answer = client
+        .wait_response(&tiny_mcp::RequestId::Number(7))
+        .unwrap();
+    let back = &answer["structuredContent"];
+    assert_eq!(back["big"].as_f64(), Some(1e70));
+    assert_eq!(back["pi"].as_f64(), Some(std::f64::consts::PI));
+    assert_eq!(back["tiny"].as_f64(), Some(5e-324));
+    assert_eq!(back["big"].to_string(), "1e70");
+}
+
+// Issue 14 item 7, DESIGN.md §6: HttpServer::shutdown returns although a
+// handler ignores its cancellation: after `handler_exit_timeout` its
+// worker is left running, detached.
+#[test]
+fn http_shutdown_returns_despite_a_handler_that_ignores_cancellation() {
+    use crate::support::http::{call_body, open_session_on, Conn, Req};
+
+    let (release, released) = crossbeam_channel::bounded::<()>(1);
+    let (started, running) = crossbeam_channel::bounded::<()>(1);
+    let (released, started) = (Mutex::new(released), Mutex::new(started));
+    let server = Server::builder("hardening", "1.0.0")
+        .handler_exit_timeout(Duration::from_millis(200))
+        .tool(
+            Tool::new("stubborn", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                if let Ok(started) = started.lock() {
+                    let _ = started.send(());
+                }
+                if let Ok(released) = released.lock() {
+                    let _ = released.recv_timeout(Duration::from_secs(30));
+                }
+                Ok(CallToolResult::text("late"))
+            },
+        )
+        .build();
+    let http = server
+        .http()
+        .shutdown_grace(Duration::from_millis(100))
+        .serve("127.0.0.1:0")
+        .unwrap();
+    let mut conn = Conn::open(http.local_addr());
+    let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+    conn.send(&Req::post(call_body(json!(2), "stubborn", None)).session(&session));
+    crate::support::recv(&running, "the stubborn handler's start");
+    let (done, returned) = crossbeam_channel::bounded(1);
+    let stopping = std::thread::spawn(move || {
+        http.shutdown();
+        let _ = done.send(());
+    });
+    let outcome = returned.recv_timeout(Duration::from_secs(10));
+    let _ = release.send(());
+    let _ = stopping.join();
+    assert!(outcome.is_ok(), "shutdown did not return");
+}
+
+// Issue 14 item 2, DESIGN.md §6: past max_connections a connection is
+// refused at once with 503 and closed, by the acceptor (no thread of its
+// own), while the connections already open are served.
+#[test]
+fn connections_past_the_limit_get_503() {
+    use crate::support::http::{open_session_on, rpc, send, Conn, Req};
+
+    let server = Server::builder("hardening", "1.0.0").build();
+    let http = server
+        .http()
+        .max_connections(2)
+        .serve("127.0.0.1:0")
+        .unwrap();
+    let addr = http.local_addr();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        // Answered, and the connection (keep-alive) stays open, counted.
+        let mut conn = Conn::open(addr);
+        let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+        held.push((conn, session));
+    }
+    let ping = rpc(json!(1), "ping", json!({}));
+    let refused = send(addr, &Req::post(ping.clone()), "a third connection");
+    assert_eq!(refused.status(), 503);
+    // The open connections are still served.
+    let (conn, session) = &mut held[0];
+    let answer = conn.request(&Req::post(ping).session(session), "a ping on a held one");
+    assert_eq!(answer.status(), 200, "{}", answer.text());
+}
+
+// Issue 14 item 6, DESIGN.md §6: retained replay bytes are bounded across
+// sessions too. A session that never opens another stream cannot keep the
+// server's whole allowance: when another session's stream takes the
+// server past `max_retained_bytes`, the oldest finished streams of the
+// sessions least recently seen are forgotten (their resume gets 400
+// "ended"), and the newest still resume.
+#[test]
+fn retained_replay_bytes_are_bounded_across_sessions() {
+    use crate::support::http::{call_body, open_session, Conn, Req};
+    let (release, released) = crossbeam_channel::unbounded::<()>();
+    let released = Mutex::new(released);
+    let (finished, finishes) = crossbeam_channel::unbounded::<String>();
+    let finished = Mutex::new(finished);
+    let server = Server::builder("hardening", "1.0.0")
+        .tool(
+            Tool::new("big", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                ctx.notify_progress(1.0, None, None);
+                if let Ok(released) = released.lock() {
+                    let _ = released.recv_timeout(WAIT);
+                }
+                Ok(CallToolResult::text("x".repeat(40 * 1024)))
+            },
+        )
+        .on_request_finished(move |outcome: &tiny_mcp::RequestOutcome| {
+            if let Ok(finished) = finished.lock() {
+                let _ = finished.send(outcome.method.clone());
+            }
+        })
+        .build();
+    let http = server
+        .http()
+        .max_retained_bytes(100 * 1024)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let left_early = |session: &str, n: i64| {
+        let mut conn = Conn::open(addr);
+        let call = Req::post(call_body(json!(n), "big", Some("p"))).session(session);
+        conn.start(&call, "a big call's stream");
+        while conn
+            .next_event("the big call's progress")
+            .map_or(false, |e| e.message().is_none())
+        {}
+        drop(conn); // The client leaves before the answer.
+        let _ = release.send(());
+        while wait_for(&finishes, "the big call's end") != "tools/call" {}
+    };
+    let first = open_session(addr, "2025-11-25", json!({}));
+    for n in 1..=3 {
+        left_early(&first, n); // 120 KiB retained by the first session
+    }
+    let second = open_session(addr, "2025-11-25", json!({}));
+    let _ = release.send(());
+    let call = Req::post(call_body(json!(9), "big", None)).session(&second);
+    Conn::open(addr).request(&call, "the second session's call");
+    let resume = |id: &str| {
+        let req = Req::get(&first).header("Last-Event-ID", id);
+        Conn::open(addr).start(&req, "a resume").status
+    };
+    assert_eq!(resume("1-1"), 400, "the oldest stream should be forgotten");
+    assert_eq!(resume("3-1"), 200, "the newest stream should resume");
+    http.shutdown();
+}
+
+// Issue 14 item 5, DESIGN.md §6: with `max_sessions_per_peer`, one
+// address cannot fill the session table even with sessions it uses: its
+// `initialize` past the limit ends its own oldest session (HTTP-18: that
+// id then gets 404), and the table keeps room for everyone else.
+#[test]
+fn a_peer_s_sessions_are_bounded_by_its_own_oldest() {
+    use crate::support::http::{open_session, rpc, send, Req};
+    let http = echo_server()
+        .http()
+        .max_sessions(4)
+        .max_sessions_per_peer(2)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let ping = |session: &str| {
+        let req = Req::post(rpc(json!(9), "ping", json!({}))).session(session);
+        send(addr, &req, "a ping on a session").status()
+    };
+    let mut sessions = Vec::new();
+    for _ in 0..6 {
+        let session = open_session(addr, "2025-11-25", json!({}));
+        assert_eq!(ping(&session), 200, "a new session is served");
+        sessions.push(session);
+    }
+    let statuses: Vec<u16> = sessions.iter().map(|s| ping(s)).collect();
+    assert_eq!(statuses, [404, 404, 404, 404, 200, 200]);
+    http.shutdown();
+}

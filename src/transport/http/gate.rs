@@ -146,6 +146,17 @@ impl HttpServerBuilder {
         self
     }
 
+    /// Most 2025-11-25 sessions one peer address (the client's IP, without
+    /// its port) may hold when no principal is known (an endpoint that is
+    /// not protected). At the limit, its `initialize` ends the peer's
+    /// oldest session (whose id then gets 404). Defaults to none: behind a
+    /// proxy every client has the proxy's address, so set it only where
+    /// clients connect directly. At least 1.
+    pub fn max_sessions_per_peer(mut self, n: usize) -> Self {
+        self.config.max_sessions_per_peer = Some(n.max(1));
+        self
+    }
+
     /// Adds a hook that sees each request's head (and its principal, when
     /// the endpoint is protected) before the body is read, and may refuse
     /// it with any status, headers and body: a rate limiter answering 429

@@ -54,6 +54,8 @@ pub use head::{HttpRefusal, HttpRequestHead};
 pub use mount::TinyHttpMount;
 pub use running::HttpServer;
 pub(crate) use sessions::{HttpSession, Lookup};
+#[cfg(feature = "fuzzing")]
+pub(crate) use wire::read_one;
 
 /// Settings of the Streamable HTTP transport; start it with
 /// [`serve`](Self::serve).
@@ -108,6 +110,7 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
     pub(crate) max_sessions_per_principal: usize,
+    pub(crate) max_sessions_per_peer: Option<usize>,
     pub(crate) session_id_prefix: String,
     pub(crate) response_headers: Vec<(String, String)>,
     /// Authorization and the pre-request hooks (`gate.rs`).
@@ -141,6 +144,7 @@ impl Default for HttpConfig {
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
             max_sessions_per_principal: 100,
+            max_sessions_per_peer: None,
             session_id_prefix: String::new(),
             response_headers: Vec::new(),
             guards: gate::Guards::default(),

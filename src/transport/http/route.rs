@@ -93,7 +93,7 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     }
     match choose_path(shared, request, &message, caller.principal.as_deref()) {
         Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
-        Path::Initialize => initialize(shared, message, accepts, caller),
+        Path::Initialize => initialize(shared, message, accepts, (caller, request.remote)),
         Path::Refuse(status, error) => Answer::error(status, id, error),
         Path::Session => on_session(shared, request, message, accepts, caller),
     }
@@ -199,11 +199,17 @@ fn single(
 }
 
 /// LC-1, HTTP-16: the handshake; a session is kept only when it succeeds.
-fn initialize(shared: &Arc<Shared>, message: Message, accepts: Accepts, caller: Caller) -> Answer {
+fn initialize(
+    shared: &Arc<Shared>,
+    message: Message,
+    accepts: Accepts,
+    (caller, peer): (Caller, Option<std::net::SocketAddr>),
+) -> Answer {
     let session = if shared.config.stateless {
         None
     } else {
-        Some(shared.new_session(caller.principal.clone()))
+        let peer = peer.map(|addr| addr.ip());
+        Some(shared.new_session(caller.principal.clone(), peer))
     };
     let core = match &session {
         Some(s) => Arc::clone(&s.core),
@@ -249,7 +255,10 @@ fn serve_request(
     let config = &shared.config;
     let stream = match session {
         Some(s) => match s.open_stream(config, &shared.retained, id.clone()) {
-            Some(stream) => stream,
+            Some(stream) => {
+                shared.trim_retained();
+                stream
+            }
             None => {
                 let error = ErrorObject::internal("too many open streams in this session");
                 return Answer::error(429, Some(id), error);

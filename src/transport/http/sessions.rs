@@ -4,6 +4,7 @@
 //! HTTP-19).
 
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,17 +32,27 @@ pub(crate) struct HttpSession {
     /// The principal whose `initialize` opened it, on a protected
     /// endpoint: only the same caller may use it.
     owner: Option<Arc<Principal>>,
+    /// The address its `initialize` came from.
+    peer: Option<IpAddr>,
 }
 
 impl HttpSession {
     /// `true` if `principal` may use this session: the same subject and
     /// client as its owner (a refreshed token with other scopes still
     /// is). Always on an endpoint that is not protected.
-    /// The owner as a key: subject and client id.
-    fn owner_key(&self) -> Option<String> {
-        let owner = self.owner.as_ref()?;
-        let client = owner.client_id.as_deref().unwrap_or("");
-        Some(format!("{}\u{0}{}", owner.subject, client))
+    /// Whose sessions this one counts among, and how many they may hold:
+    /// its principal (subject and client id) on a protected endpoint,
+    /// else its peer address when a per-peer limit is set.
+    fn owner_key(&self, config: &HttpConfig) -> Option<(String, usize)> {
+        match (&self.owner, self.peer, config.max_sessions_per_peer) {
+            (Some(owner), _, _) => {
+                let client = owner.client_id.as_deref().unwrap_or("");
+                let key = format!("principal\u{0}{}\u{0}{}", owner.subject, client);
+                Some((key, config.max_sessions_per_principal))
+            }
+            (None, Some(peer), Some(max)) => Some((format!("peer\u{0}{}", peer), max)),
+            _ => None,
+        }
     }
 
     pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
@@ -96,10 +107,11 @@ impl SessionTable {
         self.map.len() < max
     }
 
-    /// Keeps a principal below `max` sessions: its oldest go first, so one
-    /// caller cannot fill the table for everyone else.
-    fn limit_owner(&mut self, session: &HttpSession, max: usize) {
-        let owner = match session.owner_key() {
+    /// Keeps a principal (or a peer) below its limit of sessions: its
+    /// oldest go first, so one caller cannot fill the table for everyone
+    /// else.
+    fn limit_owner(&mut self, session: &HttpSession, config: &HttpConfig) {
+        let (owner, max) = match session.owner_key(config) {
             Some(owner) => owner,
             None => return,
         };
@@ -111,11 +123,8 @@ impl SessionTable {
                 Some(oldest) => oldest,
                 None => break,
             };
-            log::info!("session {} ended: its principal opened too many", oldest.id);
-            oldest.close(
-                "the principal opened too many sessions",
-                Closing::ServerEnds,
-            );
+            log::info!("session {} ended: its owner opened too many", oldest.id);
+            oldest.close("its owner opened too many sessions", Closing::ServerEnds);
         }
         ids.push_back(session.id.clone());
     }
@@ -196,6 +205,22 @@ impl HttpSession {
         Some(stream)
     }
 
+    /// Forgets this session's oldest finished streams until the server
+    /// retains at most `max` bytes; how many bytes it let go.
+    fn forget_for_server(&self, total: &AtomicUsize, max: usize) -> usize {
+        let mut freed = 0;
+        self.streams.lock().list.retain(|stream| {
+            let r = stream.retention();
+            if total.load(Ordering::Relaxed) > max && r.finished && !r.live {
+                freed += r.bytes;
+                false
+            } else {
+                true
+            }
+        });
+        freed
+    }
+
     /// Forgets a stream whose response was delivered whole.
     pub(crate) fn forget_stream(&self, id: u64) {
         self.streams
@@ -274,6 +299,34 @@ pub(crate) enum Lookup {
 }
 
 impl Shared {
+    /// Past `max_retained_bytes` (the opening session already forgot what
+    /// it could), forgets the oldest finished streams of the sessions
+    /// least recently seen until the server is back under it: one client
+    /// cannot keep the whole allowance by never opening another stream.
+    /// Runs only when over the limit; the session map is read (cloned
+    /// out) under its lock, the streams after it, in the lock order.
+    pub(crate) fn trim_retained(&self) {
+        let max = self.config.max_retained_bytes;
+        if self.retained.load(Ordering::Relaxed) <= max {
+            return;
+        }
+        let mut sessions: Vec<Arc<HttpSession>> =
+            self.sessions.lock().map.values().cloned().collect();
+        sessions.sort_by_key(|s| *s.last_seen.lock());
+        let mut freed = 0;
+        for session in sessions {
+            if self.retained.load(Ordering::Relaxed) <= max {
+                break;
+            }
+            freed += session.forget_for_server(&self.retained, max);
+        }
+        log::info!(
+            "retained responses over {} bytes: forgot {} bytes of finished streams",
+            max,
+            freed
+        );
+    }
+
     /// Finds a session for `principal`, evicting it if it expired. An
     /// expired session, and one another principal opened, are reported as
     /// not found; the latter is left untouched (a stranger who knows its id
@@ -301,7 +354,11 @@ impl Shared {
     }
 
     /// A new session, not yet registered (see [`Shared::register`]).
-    pub(crate) fn new_session(&self, owner: Option<Arc<Principal>>) -> Arc<HttpSession> {
+    pub(crate) fn new_session(
+        &self,
+        owner: Option<Arc<Principal>>,
+        peer: Option<IpAddr>,
+    ) -> Arc<HttpSession> {
         let id = format!("{}{}", self.config.session_id_prefix, uuid::Uuid::new_v4());
         let get_stream = Arc::new(Stream::new(
             0,
@@ -322,6 +379,7 @@ impl Shared {
             }),
             get_stream,
             owner,
+            peer,
         })
     }
 
@@ -335,7 +393,7 @@ impl Shared {
         if sessions.map.len() >= max && !sessions.make_room(max, idle) {
             return false;
         }
-        sessions.limit_owner(session, self.config.max_sessions_per_principal);
+        sessions.limit_owner(session, &self.config);
         sessions.insert(session);
         log::info!("session {} opened", session.id);
         true

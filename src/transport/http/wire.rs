@@ -133,13 +133,7 @@ impl Head {
         let body = match self.body {
             Body::Chunked => read_chunked(reader, limits.max_body),
             Body::Length(0) => Ok(Vec::new()),
-            Body::Length(length) => {
-                let mut bytes = vec![0; length];
-                reader
-                    .read_exact(&mut bytes)
-                    .map(|()| bytes)
-                    .map_err(ReadError::from_body)
-            }
+            Body::Length(length) => read_length(reader, length),
         };
         reader.get_mut().disarm();
         request.body = body?;
@@ -172,6 +166,41 @@ impl Head {
         reader.get_mut().disarm();
         copied.map_or(false, |n| n == length)
     }
+}
+
+/// A body of `length` bytes. The buffer grows with the bytes that arrive,
+/// never with the length a peer announces (a head announcing 4 MiB and
+/// sending nothing pins no more than the first read).
+fn read_length(reader: &mut BufReader<Timed<'_>>, length: usize) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::with_capacity(length.min(16 * 1024));
+    let read = reader
+        .by_ref()
+        .take(length as u64)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::from_body)?;
+    if read == length {
+        Ok(bytes)
+    } else {
+        let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "the body ended early");
+        Err(ReadError::from_body(eof))
+    }
+}
+
+/// One request read from `stream` as a connection reads it (head, then
+/// body, with the default limits), for the fuzz target `http_request`:
+/// the method and the body's length, or `None` where the connection would
+/// answer an error.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn read_one(stream: &TcpStream) -> Option<(String, usize)> {
+    let limits = Limits {
+        max_body: 64 * 1024,
+        head_timeout: Duration::from_secs(5),
+        body_timeout: Duration::from_secs(5),
+    };
+    let mut reader = BufReader::new(Timed::new(stream, Duration::from_secs(5)));
+    let head = read_head(&mut reader, &limits).ok()?;
+    let request = head.read_body(&mut reader, &limits).ok()?;
+    Some((request.method, request.body.len()))
 }
 
 /// How long, and how many bytes, a connection closed with a request body
@@ -664,3 +693,7 @@ pub(crate) fn push_chunk(buf: &mut Vec<u8>, data: &[u8]) {
 pub(crate) fn push_last_chunk(buf: &mut Vec<u8>) {
     buf.extend_from_slice(b"0\r\n\r\n");
 }
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;
