@@ -696,6 +696,62 @@ fn an_initialize_flood_evicts_only_unused_sessions() {
     http.shutdown();
 }
 
+/// A server whose `big` tool sends progress, waits for the test, then
+/// answers 40 KiB; and calls of it whose client leaves before the answer,
+/// so that the answer is retained for resumption.
+struct BigCalls {
+    server: Server,
+    release: crossbeam_channel::Sender<()>,
+    finishes: Receiver<String>,
+}
+
+impl BigCalls {
+    fn new() -> BigCalls {
+        let (release, released) = crossbeam_channel::unbounded::<()>();
+        let released = Mutex::new(released);
+        let (finished, finishes) = crossbeam_channel::unbounded::<String>();
+        let finished = Mutex::new(finished);
+        let server = Server::builder("hardening", "1.0.0")
+            .tool(
+                Tool::new("big", json!({"type": "object"})),
+                move |ctx: &RequestContext, _: JsonObject| {
+                    ctx.notify_progress(1.0, None, None);
+                    if let Ok(released) = released.lock() {
+                        let _ = released.recv_timeout(WAIT);
+                    }
+                    Ok(CallToolResult::text("x".repeat(40 * 1024)))
+                },
+            )
+            .on_request_finished(move |outcome: &tiny_mcp::RequestOutcome| {
+                if let Ok(finished) = finished.lock() {
+                    let _ = finished.send(outcome.method.clone());
+                }
+            })
+            .build();
+        BigCalls {
+            server,
+            release,
+            finishes,
+        }
+    }
+
+    /// Call `n` of `big` on `session`; the client leaves after the
+    /// progress, and the call finishes into the stream's replay buffer.
+    fn left_early(&self, addr: SocketAddr, session: &str, n: i64) {
+        use crate::support::http::{call_body, Conn, Req};
+        let mut conn = Conn::open(addr);
+        let call = Req::post(call_body(json!(n), "big", Some("p"))).session(session);
+        conn.start(&call, "a big call's stream");
+        while conn
+            .next_event("the big call's progress")
+            .map_or(false, |e| e.message().is_none())
+        {}
+        drop(conn); // The client leaves before the answer.
+        let _ = self.release.send(());
+        while wait_for(&self.finishes, "the big call's end") != "tools/call" {}
+    }
+}
+
 // DESIGN.md §6 (retained bytes): a session keeps at most
 // `max_retained_bytes_per_session` of finished streams for resumption;
 // opening a stream forgets the oldest past it, and resuming one of those
@@ -703,28 +759,9 @@ fn an_initialize_flood_evicts_only_unused_sessions() {
 #[test]
 fn retained_replay_bytes_are_bounded_per_session() {
     use crate::support::http::{call_body, open_session, Conn, Req};
-    let (release, released) = crossbeam_channel::unbounded::<()>();
-    let released = Mutex::new(released);
-    let (finished, finishes) = crossbeam_channel::unbounded::<String>();
-    let finished = Mutex::new(finished);
-    let server = Server::builder("hardening", "1.0.0")
-        .tool(
-            Tool::new("big", json!({"type": "object"})),
-            move |ctx: &RequestContext, _: JsonObject| {
-                ctx.notify_progress(1.0, None, None);
-                if let Ok(released) = released.lock() {
-                    let _ = released.recv_timeout(WAIT);
-                }
-                Ok(CallToolResult::text("x".repeat(40 * 1024)))
-            },
-        )
-        .on_request_finished(move |outcome: &tiny_mcp::RequestOutcome| {
-            if let Ok(finished) = finished.lock() {
-                let _ = finished.send(outcome.method.clone());
-            }
-        })
-        .build();
-    let http = server
+    let big = BigCalls::new();
+    let http = big
+        .server
         .http()
         .max_retained_bytes_per_session(64 * 1024)
         .serve("127.0.0.1:0")
@@ -732,17 +769,9 @@ fn retained_replay_bytes_are_bounded_per_session() {
     let addr = http.local_addr();
     let session = open_session(addr, "2025-11-25", json!({}));
     for n in 1..=4 {
-        let mut conn = Conn::open(addr);
-        let call = Req::post(call_body(json!(n), "big", Some("p"))).session(&session);
-        conn.start(&call, "a big call's stream");
-        while conn
-            .next_event("the big call's progress")
-            .map_or(false, |e| e.message().is_none())
-        {}
-        drop(conn); // The client leaves before the answer.
-        let _ = release.send(());
-        while wait_for(&finishes, "the big call's end") != "tools/call" {}
+        big.left_early(addr, &session, n);
     }
+    let release = &big.release;
     // A fifth call opens a stream, which forgets the oldest past the limit.
     let _ = release.send(());
     let fifth = Req::post(call_body(json!(5), "big", None)).session(&session);
@@ -893,49 +922,19 @@ fn connections_past_the_limit_get_503() {
 #[test]
 fn retained_replay_bytes_are_bounded_across_sessions() {
     use crate::support::http::{call_body, open_session, Conn, Req};
-    let (release, released) = crossbeam_channel::unbounded::<()>();
-    let released = Mutex::new(released);
-    let (finished, finishes) = crossbeam_channel::unbounded::<String>();
-    let finished = Mutex::new(finished);
-    let server = Server::builder("hardening", "1.0.0")
-        .tool(
-            Tool::new("big", json!({"type": "object"})),
-            move |ctx: &RequestContext, _: JsonObject| {
-                ctx.notify_progress(1.0, None, None);
-                if let Ok(released) = released.lock() {
-                    let _ = released.recv_timeout(WAIT);
-                }
-                Ok(CallToolResult::text("x".repeat(40 * 1024)))
-            },
-        )
-        .on_request_finished(move |outcome: &tiny_mcp::RequestOutcome| {
-            if let Ok(finished) = finished.lock() {
-                let _ = finished.send(outcome.method.clone());
-            }
-        })
-        .build();
-    let http = server
+    let big = BigCalls::new();
+    let http = big
+        .server
         .http()
         .max_retained_bytes(100 * 1024)
         .serve("127.0.0.1:0")
         .expect("serve");
     let addr = http.local_addr();
-    let left_early = |session: &str, n: i64| {
-        let mut conn = Conn::open(addr);
-        let call = Req::post(call_body(json!(n), "big", Some("p"))).session(session);
-        conn.start(&call, "a big call's stream");
-        while conn
-            .next_event("the big call's progress")
-            .map_or(false, |e| e.message().is_none())
-        {}
-        drop(conn); // The client leaves before the answer.
-        let _ = release.send(());
-        while wait_for(&finishes, "the big call's end") != "tools/call" {}
-    };
     let first = open_session(addr, "2025-11-25", json!({}));
     for n in 1..=3 {
-        left_early(&first, n); // 120 KiB retained by the first session
+        big.left_early(addr, &first, n); // 120 KiB retained by the first session
     }
+    let release = &big.release;
     let second = open_session(addr, "2025-11-25", json!({}));
     let _ = release.send(());
     let call = Req::post(call_body(json!(9), "big", None)).session(&second);
