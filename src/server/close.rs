@@ -80,12 +80,19 @@ impl Server {
     /// [`serve_stdio`](Self::serve_stdio) stops reading and returns after
     /// running requests got their grace
     /// ([`end_of_input_grace`](crate::ServerBuilder::end_of_input_grace))
-    /// and queued output is written; [`serve_io`](Self::serve_io) does the
-    /// same once its reader returns its next line or end of input (it
-    /// cannot interrupt a blocked read); an [`HttpServer`](crate::HttpServer)
+    /// and queued output is written (its stdin thread stays blocked in its
+    /// read and drops the next line it gets, so a program that reads stdin
+    /// again after a close loses that line);
+    /// [`serve_io`](Self::serve_io) does the same once its reader returns
+    /// its next line or end of input (it cannot interrupt a blocked read;
+    /// on a server closed already, that first line is not answered); an
+    /// [`HttpServer`](crate::HttpServer)
     /// stops accepting, and its [`join`](crate::HttpServer::join) returns
     /// after the clean-up of [`shutdown`](crate::HttpServer::shutdown).
-    /// Returns at once, also when called from a handler.
+    /// Returns at once, also when called from a handler (whose request
+    /// still answers). Not from inside [`ServerHandle::edit`](crate::ServerHandle::edit),
+    /// whose lock it would wait for. Edits after the close are dropped:
+    /// a closed server holds no handlers.
     ///
     /// ```no_run
     /// use tiny_mcp::Server;

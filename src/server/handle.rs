@@ -1,6 +1,7 @@
 //! [`ServerHandle`]: changes to a running server from any thread, and
 //! [`ServerEdit`], several changes with one notification per kind.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, Weak};
 
@@ -118,15 +119,30 @@ impl ServerHandle {
     /// }); // one notifications/resources/list_changed
     /// ```
     pub fn edit<R>(&self, change: impl FnOnce(&mut ServerEdit<'_>) -> R) -> R {
-        let (result, changed) = {
+        // A closed server takes no more handlers: the edit goes to a
+        // scratch registry, dropped with the rest (checked under the lock,
+        // which close takes to empty the registry).
+        let mut scratch = Registry::default();
+        let (result, changed, buried) = {
             let mut registry = self.inner.registry.write();
+            let closed = self.inner.closing.is_closed();
+            let target: &mut Registry = if closed { &mut scratch } else { &mut registry };
             let mut edit = ServerEdit {
-                registry: &mut registry,
+                registry: target,
                 changed: Changed::default(),
+                buried: Vec::new(),
             };
             let result = change(&mut edit);
-            (result, edit.changed)
+            (result, edit.changed, edit.buried)
         };
+        drop(buried);
+        if scratch.has_tools() || scratch.has_prompts() || scratch.has_resources() {
+            log::warn!(
+                "an edit of the closed server {} was dropped",
+                self.inner.info.name
+            );
+            return result;
+        }
         self.announce(changed);
         result
     }
@@ -307,6 +323,9 @@ struct Changed {
 pub struct ServerEdit<'a> {
     registry: &'a mut Registry,
     changed: Changed,
+    /// What the edit replaced or removed, dropped once the registry's lock
+    /// is released: a handler's `Drop` may call the server.
+    buried: Vec<Box<dyn Any>>,
 }
 
 impl fmt::Debug for ServerEdit<'_> {
@@ -316,9 +335,17 @@ impl fmt::Debug for ServerEdit<'_> {
 }
 
 impl ServerEdit<'_> {
+    /// Keeps what was replaced or removed until the edit is over.
+    fn bury<T: 'static>(&mut self, gone: impl IntoIterator<Item = Arc<T>>) {
+        for entry in gone {
+            self.buried.push(Box::new(entry));
+        }
+    }
+
     /// Adds (or replaces) a tool.
     pub fn add_tool(&mut self, tool: Tool, handler: impl ToolHandler) {
-        self.registry.insert_tool(tool, Arc::new(handler));
+        let replaced = self.registry.insert_tool(tool, Arc::new(handler));
+        self.bury(replaced);
         self.changed.tools = true;
         self.changed.tools_added = true;
     }
@@ -326,19 +353,23 @@ impl ServerEdit<'_> {
     /// Removes a tool; `false` if there was none.
     pub fn remove_tool(&mut self, name: &str) -> bool {
         let removed = self.registry.remove_tool(name);
-        self.changed.tools |= removed;
-        removed
+        let found = !removed.is_empty();
+        self.changed.tools |= found;
+        self.bury(removed);
+        found
     }
 
     /// Removes every tool.
     pub fn clear_tools(&mut self) {
         self.changed.tools |= !self.registry.tools.is_empty();
-        self.registry.tools.clear();
+        let cleared = std::mem::take(&mut self.registry.tools);
+        self.bury(cleared);
     }
 
     /// Adds (or replaces) a prompt.
     pub fn add_prompt(&mut self, prompt: Prompt, handler: impl PromptHandler) {
-        self.registry.insert_prompt(prompt, Arc::new(handler));
+        let replaced = self.registry.insert_prompt(prompt, Arc::new(handler));
+        self.bury(replaced);
         self.changed.prompts = true;
         self.changed.prompts_added = true;
     }
@@ -346,19 +377,23 @@ impl ServerEdit<'_> {
     /// Removes a prompt; `false` if there was none.
     pub fn remove_prompt(&mut self, name: &str) -> bool {
         let removed = self.registry.remove_prompt(name);
-        self.changed.prompts |= removed;
-        removed
+        let found = !removed.is_empty();
+        self.changed.prompts |= found;
+        self.bury(removed);
+        found
     }
 
     /// Removes every prompt.
     pub fn clear_prompts(&mut self) {
         self.changed.prompts |= !self.registry.prompts.is_empty();
-        self.registry.prompts.clear();
+        let cleared = std::mem::take(&mut self.registry.prompts);
+        self.bury(cleared);
     }
 
     /// Adds (or replaces) a resource with a fixed URI.
     pub fn add_resource(&mut self, resource: Resource, handler: impl ResourceHandler) {
-        self.registry.insert_resource(resource, Arc::new(handler));
+        let replaced = self.registry.insert_resource(resource, Arc::new(handler));
+        self.bury(replaced);
         self.changed.resources = true;
         self.changed.resources_added = true;
     }
@@ -366,15 +401,18 @@ impl ServerEdit<'_> {
     /// Removes a resource by URI; `false` if there was none.
     pub fn remove_resource(&mut self, uri: &str) -> bool {
         let removed = self.registry.remove_resource(uri);
-        self.changed.resources |= removed;
-        removed
+        let found = !removed.is_empty();
+        self.changed.resources |= found;
+        self.bury(removed);
+        found
     }
 
     /// Removes every resource with a fixed URI (not the providers or the
     /// templates).
     pub fn clear_resources(&mut self) {
         self.changed.resources |= !self.registry.resources.is_empty();
-        self.registry.resources.clear();
+        let cleared = std::mem::take(&mut self.registry.resources);
+        self.bury(cleared);
     }
 
     /// Adds (or replaces) a resource template.
@@ -383,7 +421,8 @@ impl ServerEdit<'_> {
         template: ResourceTemplate,
         handler: impl ResourceTemplateHandler,
     ) {
-        self.registry.insert_template(template, Arc::new(handler));
+        let replaced = self.registry.insert_template(template, Arc::new(handler));
+        self.bury(replaced);
         self.changed.resources = true;
         self.changed.resources_added = true;
     }
@@ -392,7 +431,9 @@ impl ServerEdit<'_> {
     /// was none.
     pub fn remove_resource_template(&mut self, uri_template: &str) -> bool {
         let removed = self.registry.remove_template(uri_template);
-        self.changed.resources |= removed;
-        removed
+        let found = !removed.is_empty();
+        self.changed.resources |= found;
+        self.bury(removed);
+        found
     }
 }

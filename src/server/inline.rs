@@ -226,23 +226,39 @@ fn page<E, T>(
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let start = match cursor {
         None => 0,
-        Some(c) => match c.strip_prefix("o:").and_then(|n| n.parse::<usize>().ok()) {
+        Some(c) => match c.strip_prefix("o:").and_then(offset) {
             Some(n) if n <= items.len() => n,
-            _ => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "invalid cursor: {}",
-                    c
-                )))
-            }
+            _ => return Err(invalid_cursor(&c)),
         },
     };
-    let end = (start + size).min(items.len());
+    let end = start.saturating_add(size).min(items.len());
     let next = if end < items.len() {
         Some(format!("o:{}", end))
     } else {
         None
     };
     Ok((items[start..end].iter().map(|e| map(e)).collect(), next))
+}
+
+/// An offset written by the crate: digits only (`parse` would also take a
+/// sign).
+pub(crate) fn offset(text: &str) -> Option<usize> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// `-32602` for a cursor the crate did not make (PAG-2), quoting at most
+/// its first 64 characters.
+pub(crate) fn invalid_cursor(cursor: &str) -> ErrorObject {
+    let shown: String = cursor.chars().take(64).collect();
+    let more = if shown.len() < cursor.len() {
+        "…"
+    } else {
+        ""
+    };
+    ErrorObject::invalid_params(format!("invalid cursor: {}{}", shown, more))
 }
 
 pub(crate) fn empty() -> Value {
@@ -284,5 +300,12 @@ mod tests {
         let err = page(&items, Some("nope".into()), 2, |x| *x).unwrap_err();
         assert_eq!(err.code, crate::jsonrpc::ErrorCode::INVALID_PARAMS);
         assert!(page(&items, Some("o:9".into()), 2, |x| *x).is_err());
+        assert!(page(&items, Some("o:+1".into()), 2, |x| *x).is_err());
+        // A page size of usize::MAX ("no pagination") does not overflow.
+        let (rest, next) = page(&items, Some("o:1".into()), usize::MAX, |x| *x).unwrap();
+        assert_eq!((rest, next), (vec![1, 2, 3, 4], None));
+        let long = format!("o:{}", "9".repeat(10_000));
+        let message = page(&items, Some(long), 2, |x| *x).unwrap_err().message;
+        assert!(message.len() < 100, "{}", message);
     }
 }

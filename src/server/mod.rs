@@ -270,9 +270,18 @@ impl ServerInner {
         self.scopes.all_named()
     }
 
+    /// Calls the program's `on_request_finished` hook. A panic in it is
+    /// caught and logged: it runs on a reading thread or a worker, which
+    /// must go on serving.
     pub(crate) fn report(&self, outcome: &RequestOutcome) {
         if let Some(hook) = &self.on_request_finished {
-            hook(outcome);
+            let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(outcome)));
+            if called.is_err() {
+                log::error!(
+                    "the on_request_finished hook panicked on {}",
+                    outcome.method
+                );
+            }
         }
     }
 

@@ -10,10 +10,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::inline::{fixed_resources, parse_params, to_value};
+use super::inline::{fixed_resources, invalid_cursor, offset, parse_params, to_value};
 use super::methods::Failure;
 use super::run::failure;
-use crate::jsonrpc::ErrorObject;
 use crate::protocol::{ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource};
 use crate::server::RequestContext;
 use crate::Error;
@@ -146,19 +145,25 @@ impl<'a> Start<'a> {
             None => return Some(Start::Fixed(0)),
             Some(cursor) => cursor,
         };
-        if let Some(offset) = cursor.strip_prefix("o:") {
-            return offset.parse().ok().map(Start::Fixed);
+        if let Some(n) = cursor.strip_prefix("o:") {
+            return offset(n).map(Start::Fixed);
         }
+        // `p:K` is provider K's first page, `p:K:C` its page at cursor C
+        // (which may be empty: a provider's cursors are its own).
         let rest = cursor.strip_prefix("p:")?;
-        let (index, inner) = rest.split_at(rest.find(':')?);
-        let inner = &inner[1..];
-        let inner = if inner.is_empty() { None } else { Some(inner) };
-        index.parse().ok().map(|k| Start::Provider(k, inner))
+        let (index, inner) = match rest.find(':') {
+            Some(colon) => (&rest[..colon], Some(&rest[colon + 1..])),
+            None => (rest, None),
+        };
+        offset(index).map(|k| Start::Provider(k, inner))
     }
 
     /// The cursor of provider `k` at its own `cursor`.
     pub(crate) fn provider_cursor(k: usize, cursor: Option<&str>) -> String {
-        format!("p:{}:{}", k, cursor.unwrap_or(""))
+        match cursor {
+            Some(cursor) => format!("p:{}:{}", k, cursor),
+            None => format!("p:{}", k),
+        }
     }
 }
 
@@ -170,12 +175,7 @@ pub(crate) fn list_resources(
     params: Option<Value>,
 ) -> Result<Value, Failure> {
     let params: PaginatedRequestParams = parse_params(params)?;
-    let invalid = || {
-        ErrorObject::invalid_params(format!(
-            "invalid cursor: {}",
-            params.cursor.as_deref().unwrap_or("")
-        ))
-    };
+    let invalid = || invalid_cursor(params.cursor.as_deref().unwrap_or(""));
     let start = Start::parse(params.cursor.as_deref()).ok_or_else(invalid)?;
     let providers = ctx.session.server.registry.read().providers.clone();
     let from = match start {
@@ -288,7 +288,15 @@ mod tests {
         );
         let first = Start::provider_cursor(0, None);
         assert_eq!(Start::parse(Some(&first)), Some(Start::Provider(0, None)));
+        // A provider's empty cursor is not its first page.
+        let empty = Start::provider_cursor(1, Some(""));
+        assert_eq!(
+            Start::parse(Some(&empty)),
+            Some(Start::Provider(1, Some("")))
+        );
         assert_eq!(Start::parse(Some("p:x:")), None);
+        assert_eq!(Start::parse(Some("p:+0:")), None);
+        assert_eq!(Start::parse(Some("o:+1")), None);
         assert_eq!(Start::parse(Some("nope")), None);
     }
 }

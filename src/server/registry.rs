@@ -64,28 +64,38 @@ pub(crate) struct Registry {
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
 }
 
-fn upsert<T>(list: &mut Vec<Arc<T>>, entry: T, same: impl Fn(&T) -> bool) {
+/// Adds `entry`, or replaces the one `same` finds; the replaced one.
+fn upsert<T>(list: &mut Vec<Arc<T>>, entry: T, same: impl Fn(&T) -> bool) -> Option<Arc<T>> {
     match list.iter().position(|e| same(e)) {
-        Some(i) => list[i] = Arc::new(entry),
-        None => list.push(Arc::new(entry)),
+        Some(i) => Some(std::mem::replace(&mut list[i], Arc::new(entry))),
+        None => {
+            list.push(Arc::new(entry));
+            None
+        }
     }
 }
 
-fn remove<T>(list: &mut Vec<Arc<T>>, same: impl Fn(&T) -> bool) -> bool {
-    let before = list.len();
-    list.retain(|e| !same(e));
-    list.len() != before
+/// Removes the entries `same` finds; them (to be dropped by the caller,
+/// after it let go of the registry's lock).
+fn remove<T>(list: &mut Vec<Arc<T>>, same: impl Fn(&T) -> bool) -> Vec<Arc<T>> {
+    let (gone, kept): (Vec<Arc<T>>, Vec<Arc<T>>) = list.drain(..).partition(|e| same(e));
+    *list = kept;
+    gone
 }
 
 impl Registry {
-    pub(crate) fn insert_tool(&mut self, tool: Tool, handler: Arc<dyn ToolHandler>) {
+    pub(crate) fn insert_tool(
+        &mut self,
+        tool: Tool,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Option<Arc<ToolEntry>> {
         let name = tool.name.clone();
         upsert(&mut self.tools, ToolEntry { tool, handler }, |e| {
             e.tool.name == name
-        });
+        })
     }
 
-    pub(crate) fn remove_tool(&mut self, name: &str) -> bool {
+    pub(crate) fn remove_tool(&mut self, name: &str) -> Vec<Arc<ToolEntry>> {
         remove(&mut self.tools, |e| e.tool.name == name)
     }
 
@@ -97,16 +107,16 @@ impl Registry {
         &mut self,
         resource: Resource,
         handler: Arc<dyn ResourceHandler>,
-    ) {
+    ) -> Option<Arc<ResourceEntry>> {
         let uri = resource.uri.clone();
         upsert(
             &mut self.resources,
             ResourceEntry { resource, handler },
             |e| e.resource.uri == uri,
-        );
+        )
     }
 
-    pub(crate) fn remove_resource(&mut self, uri: &str) -> bool {
+    pub(crate) fn remove_resource(&mut self, uri: &str) -> Vec<Arc<ResourceEntry>> {
         remove(&mut self.resources, |e| e.resource.uri == uri)
     }
 
@@ -114,7 +124,7 @@ impl Registry {
         &mut self,
         template: ResourceTemplate,
         handler: Arc<dyn ResourceTemplateHandler>,
-    ) {
+    ) -> Option<Arc<TemplateEntry>> {
         let key = template.uri_template.clone();
         let matcher = UriTemplate::parse(&template.uri_template);
         upsert(
@@ -125,10 +135,10 @@ impl Registry {
                 handler,
             },
             |e| e.template.uri_template == key,
-        );
+        )
     }
 
-    pub(crate) fn remove_template(&mut self, uri_template: &str) -> bool {
+    pub(crate) fn remove_template(&mut self, uri_template: &str) -> Vec<Arc<TemplateEntry>> {
         remove(&mut self.templates, |e| {
             e.template.uri_template == uri_template
         })
@@ -150,14 +160,18 @@ impl Registry {
         self.completion.is_some() || !self.completers.is_empty()
     }
 
-    pub(crate) fn insert_prompt(&mut self, prompt: Prompt, handler: Arc<dyn PromptHandler>) {
+    pub(crate) fn insert_prompt(
+        &mut self,
+        prompt: Prompt,
+        handler: Arc<dyn PromptHandler>,
+    ) -> Option<Arc<PromptEntry>> {
         let name = prompt.name.clone();
         upsert(&mut self.prompts, PromptEntry { prompt, handler }, |e| {
             e.prompt.name == name
-        });
+        })
     }
 
-    pub(crate) fn remove_prompt(&mut self, name: &str) -> bool {
+    pub(crate) fn remove_prompt(&mut self, name: &str) -> Vec<Arc<PromptEntry>> {
         remove(&mut self.prompts, |e| e.prompt.name == name)
     }
 

@@ -50,21 +50,28 @@ where
     W: Write + Send + 'static,
 {
     let connection = Arc::new(Connection::open(server, writer)?);
-    let (done, woken) = crossbeam_channel::bounded::<Option<Result<(), Error>>>(2);
-    let (stopped, closed) = (Arc::clone(&connection.stopped), done.clone());
+    let (done, read_ended) = crossbeam_channel::bounded::<Result<(), Error>>(1);
+    let (close, closed) = crossbeam_channel::bounded::<()>(1);
+    let stopped = Arc::clone(&connection.stopped);
     let key = server.inner.on_close(Box::new(move || {
         stopped.store(true, Ordering::Release);
-        let _ = closed.try_send(None);
+        let _ = close.try_send(());
     }));
     let reading = Arc::clone(&connection);
     let spawned = thread::Builder::new()
         .name("tiny-mcp-stdin".into())
         .spawn(move || {
             let outcome = reading.read(io::stdin().lock());
-            let _ = done.send(Some(outcome));
+            let _ = done.send(outcome);
         });
     let outcome = match spawned {
-        Ok(_) => woken.recv().ok().flatten().unwrap_or(Ok(())),
+        Ok(_) => crossbeam_channel::select! {
+            recv(read_ended) -> ended => ended.unwrap_or_else(|_| {
+                // The reader's sender went without a word: it panicked.
+                Err(Error::new(ErrorKind::ThreadPanicked("tiny-mcp-stdin".into())))
+            }),
+            recv(closed) -> _ => Ok(()),
+        },
         Err(e) => Err(Error::from(e)),
     };
     server.inner.forget_closer(key);

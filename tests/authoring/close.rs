@@ -155,3 +155,110 @@ fn the_example_shuts_down_on_sigterm() {
     assert_eq!(said.last().map(String::as_str), Some("shut down cleanly"));
     drop(stdin);
 }
+
+// Server::close from a handler on HTTP "returns at once, also when called
+// from a handler": that handler's request is spared and still answers,
+// while `HttpServer::join` on the program's thread cleans up.
+#[test]
+fn closing_from_a_handler_still_answers_it() {
+    use crate::support::http::{call_body, open_session_on, Conn, Req};
+
+    let (joining, joined_started) = crossbeam_channel::bounded::<()>(1);
+    let joined_started = std::sync::Mutex::new(joined_started);
+    let server = Server::builder("closer", "1")
+        .tool(
+            Tool::new("stop", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                ctx.server().close();
+                if let Ok(started) = joined_started.lock() {
+                    let _ = started.recv_timeout(WAIT);
+                }
+                Ok(CallToolResult::text("stopping"))
+            },
+        )
+        .build();
+    let http = server.serve_http("127.0.0.1:0").unwrap();
+    let mut conn = Conn::open(http.local_addr());
+    let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+    let (done, joined) = crossbeam_channel::bounded(1);
+    thread::spawn(move || {
+        let _ = joining.send(());
+        let _ = done.send(http.join());
+    });
+    let call = Req::post(call_body(json!(2), "stop", None))
+        .session(&session)
+        .header("Accept", "application/json, text/event-stream");
+    let answer = conn.request(&call, "the stopping call");
+    assert_eq!(answer.status(), 200, "{}", answer.text());
+    let result = answer.rpc();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "stopping",
+        "{}",
+        result
+    );
+    assert!(recv(&joined, "HttpServer::join after close").is_ok());
+}
+
+// A closed server takes no more handlers: an edit after close is dropped
+// (with a warning), so what it would add is not kept alive.
+#[test]
+fn a_closed_server_takes_no_more_handlers() {
+    let server = Server::builder("closed", "1").offer_tools().build();
+    server.close();
+    let (sender, receiver) = crossbeam_channel::unbounded::<String>();
+    server.handle().add_tool(
+        Tool::new("late", json!({"type": "object"})),
+        move |_: &RequestContext, _: JsonObject| {
+            let _ = sender.send("late".into());
+            Ok(CallToolResult::text("late"))
+        },
+    );
+    assert!(server.handle().tool_names().is_empty());
+    assert_eq!(
+        receiver.recv_timeout(WAIT),
+        Err(crossbeam_channel::RecvTimeoutError::Disconnected),
+        "the late tool was kept"
+    );
+}
+
+/// A tool whose `Drop` calls the server, as a handler that owns a
+/// resource announcing its end might.
+struct CallsOnDrop(tiny_mcp::ServerHandle);
+
+impl tiny_mcp::ToolHandler for CallsOnDrop {
+    fn call(&self, _: &RequestContext, _: JsonObject) -> Result<CallToolResult, tiny_mcp::Error> {
+        Ok(CallToolResult::text("old"))
+    }
+}
+
+impl Drop for CallsOnDrop {
+    fn drop(&mut self) {
+        self.0.remove_prompt("none");
+        self.0.notify_tools_list_changed();
+    }
+}
+
+// A handler replaced or removed while serving is dropped after the
+// registry's lock is released: its Drop may call the server without a
+// deadlock.
+#[test]
+fn replaced_handlers_may_call_the_server_as_they_go() {
+    let server = Server::builder("drops", "1").offer_tools().build();
+    let handle = server.handle();
+    let tool = || Tool::new("t", json!({"type": "object"}));
+    handle.add_tool(tool(), CallsOnDrop(server.handle()));
+    let (done, finished) = crossbeam_channel::bounded(1);
+    let edits = server.handle();
+    thread::spawn(move || {
+        let again = CallsOnDrop(edits.clone());
+        edits.add_tool(tool(), again); // replaces one
+        edits.remove_tool("t"); // removes the other
+        edits.edit(|edit| edit.clear_tools());
+        let _ = done.send(());
+    });
+    recv(
+        &finished,
+        "the edits (a Drop that calls the server deadlocked)",
+    );
+    assert!(handle.tool_names().is_empty());
+}

@@ -302,3 +302,31 @@ fn endless_empty_pages_are_bounded() {
         .unwrap();
     assert!(page["nextCursor"].is_string(), "{}", page);
 }
+
+/// A provider whose second page's cursor is the empty string.
+struct EmptyCursor;
+
+impl ResourceProvider for EmptyCursor {
+    fn list(&self, _: &RequestContext, cursor: Option<&str>) -> Result<ResourcePage, Error> {
+        match cursor {
+            None => Ok(ResourcePage::new(vec![Resource::new("e://1", "1")]).with_next_cursor("")),
+            Some("") => Ok(ResourcePage::new(vec![Resource::new("e://2", "2")])),
+            Some(other) => Err(Error::invalid_params(format!("invalid cursor: {}", other))),
+        }
+    }
+}
+
+// server/utilities/pagination: a cursor is an opaque string; a provider's
+// empty one is its own, not its first page again.
+#[test]
+fn a_provider_s_empty_cursor_is_a_cursor() {
+    let server = Server::builder("empty", "1")
+        .resource_provider(EmptyCursor)
+        .build();
+    let mut client = connect(&server, json!({}));
+    let (uris, pages) = list_all(&mut client);
+    assert_eq!(
+        (uris, pages),
+        (vec!["e://1".to_string(), "e://2".to_string()], 2)
+    );
+}

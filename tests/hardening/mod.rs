@@ -976,3 +976,45 @@ fn a_peer_s_sessions_are_bounded_by_its_own_oldest() {
     assert_eq!(statuses, [404, 404, 404, 404, 200, 200]);
     http.shutdown();
 }
+
+// A hook that panics is a bug of the program's, not the end of serving:
+// on_request_finished's panic is caught (its worker goes on, even the last
+// one; an inline request is still answered), and a before_request hook's
+// is a 500, each time.
+#[test]
+fn panicking_hooks_do_not_stop_serving() {
+    use crate::support::http::{rpc, send, Req};
+    let server = echo_server();
+    let panicky = Server::builder("hooks", "1")
+        .max_workers(1)
+        .tool(
+            Tool::new("echo", json!({"type": "object"})),
+            |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("echo")),
+        )
+        .on_request_finished(|_: &tiny_mcp::RequestOutcome| panic!("a hook's bug"))
+        .build();
+    let mut client = crate::support::connect(&panicky, json!({}));
+    for _ in 0..3 {
+        let answer = crate::support::call_tool(&mut client, "echo", json!({}));
+        assert_eq!(crate::support::first_text(&answer), "echo");
+        assert!(client.request("ping", None).is_ok());
+    }
+    let http = server
+        .http()
+        .before_request(
+            |_: &tiny_mcp::HttpRequestHead<'_>, _: Option<&tiny_mcp::Principal>| {
+                panic!("a hook's bug")
+            },
+        )
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    for _ in 0..3 {
+        let answer = send(
+            http.local_addr(),
+            &Req::post(rpc(json!(1), "ping", json!({}))),
+            "a ping",
+        );
+        assert_eq!(answer.status(), 500, "{}", answer.text());
+    }
+    http.shutdown();
+}

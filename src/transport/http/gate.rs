@@ -89,9 +89,20 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
     };
     let head = HttpRequestHead::new(request);
     for hook in &config.guards.hooks {
-        if let Err(refusal) = hook(&head, principal.as_deref()) {
-            return Admission::Answer(Answer::Whole(refusal.into_response()));
-        }
+        // A hook that panics refuses the request (500); the connection
+        // and the server go on.
+        let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            hook(&head, principal.as_deref())
+        }));
+        let refusal = match asked {
+            Ok(Ok(())) => continue,
+            Ok(Err(refusal)) => refusal,
+            Err(_) => {
+                log::error!("a before_request hook panicked on {}", request.path);
+                HttpRefusal::new(500)
+            }
+        };
+        return Admission::Answer(Answer::Whole(refusal.into_response()));
     }
     Admission::Pass(principal)
 }

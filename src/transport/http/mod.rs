@@ -353,6 +353,10 @@ impl HttpServerBuilder {
         let closing = Arc::downgrade(&shared);
         let close_key = self.server.inner.on_close(Box::new(move || {
             if let Some(shared) = closing.upgrade() {
+                if shared.pool.is_current_worker() {
+                    // Closed by a handler: its request still answers.
+                    *shared.spared.lock() = crate::server::current_request();
+                }
                 shared.stop();
             }
         }));
@@ -537,12 +541,10 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
             .name(format!("tiny-mcp-http-conn-{}", key))
             .stack_size(256 * 1024)
             .spawn(move || {
+                // Closes the socket when the connection ends, also by a
+                // panic (a hook's): its slot must not stay counted.
+                let _closing = ClosedOnDrop(&conn_shared, key);
                 conn::serve_connection(&conn_shared, &stream);
-                // Close the socket now, not when the acceptor next reaps.
-                if let Some(socket) = conn_shared.sockets.lock().remove(&key) {
-                    let _ = socket.shutdown(Shutdown::Both);
-                }
-                conn_shared.socket_closed.notify_all();
             });
         match spawned {
             Ok(handle) => {
@@ -553,6 +555,20 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
                 log::error!("cannot start a connection thread: {}", e);
             }
         }
+    }
+}
+
+/// Closes connection `key`'s socket now, not when the acceptor next reaps,
+/// and frees its place among `max_connections`.
+struct ClosedOnDrop<'a>(&'a Shared, u64);
+
+impl Drop for ClosedOnDrop<'_> {
+    fn drop(&mut self) {
+        let ClosedOnDrop(shared, key) = *self;
+        if let Some(socket) = shared.sockets.lock().remove(&key) {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+        shared.socket_closed.notify_all();
     }
 }
 
