@@ -221,8 +221,12 @@
 //! }); // one notifications/tools/list_changed
 //! ```
 //!
-//! **Logging** (server/utilities/logging): from a handler to its client,
-//! or from any thread to every client, each at the level it chose.
+//! **Logging** (server/utilities/logging): from a handler to its client
+//! ([`RequestContext::log`], both eras), or from any thread with
+//! [`ServerHandle::log`] to every 2025-11-25 session that can receive
+//! it (stdio, or an HTTP session with its GET stream open), each at the
+//! level it chose. 2026-07-28 clients get log messages only on a request
+//! that asked for them.
 //!
 //! ```
 //! use tiny_mcp::{LoggingLevel, Server};
@@ -354,7 +358,7 @@ pub use transport::memory::MemoryClient;
 // Handlers and what they receive.
 pub use cancel::CancellationFlag;
 pub use server::{
-    complete_from, ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext,
+    complete_from, typed, ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext,
     ResourceHandler, ResourcePage, ResourceProvider, ResourceTemplateHandler, TemplateVariables,
     ToolHandler,
 };

@@ -111,10 +111,12 @@ impl HttpLink {
             .endpoint
             .connect(self.settings.connect_timeout)
             .map_err(|e| {
-                Error::msg(format!(
+                // An Io error, as every lost connection is, saying where.
+                let what = format!(
                     "cannot connect to {}:{}: {}",
                     self.endpoint.host, self.endpoint.port, e
-                ))
+                );
+                Error::from(std::io::Error::new(e.kind(), what))
             })?;
         self.secure(socket).map(Conn::new)
     }

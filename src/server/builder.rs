@@ -169,11 +169,7 @@ impl ServerBuilder {
         R: serde::Serialize + 'static,
         F: Fn(&super::RequestContext, A) -> Result<R, crate::Error> + Send + Sync + 'static,
     {
-        let typed = super::typed::Typed {
-            handler,
-            types: std::marker::PhantomData,
-        };
-        self.tool(tool, typed)
+        self.tool(tool, super::typed::typed(handler))
     }
 
     /// Adds a resource with a fixed URI.
@@ -373,8 +369,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Items per page of `tools/list`, `prompts/list`, `resources/list` and
-    /// `resources/templates/list`. Defaults to 100; at least 1.
+    /// Items per page of `tools/list`, `prompts/list`,
+    /// `resources/templates/list`, and of the fixed resources of
+    /// `resources/list`. Defaults to 100; at least 1. A
+    /// [`ResourceProvider`]'s pages are its own: they follow the last page
+    /// of fixed resources (which may be short), each as the provider
+    /// returns it.
     pub fn page_size(mut self, n: usize) -> Self {
         self.config.page_size = n.max(1);
         self

@@ -24,6 +24,7 @@ mod scopes;
 mod sealed;
 mod sink;
 mod typed;
+pub use typed::typed;
 mod uri_template;
 mod validate;
 

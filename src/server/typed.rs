@@ -13,6 +13,38 @@ use crate::protocol::CallToolResult;
 use crate::server::RequestContext;
 use crate::Error;
 
+/// A tool handler from a closure over typed arguments and results, as
+/// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) makes
+/// one: for tools added while serving
+/// ([`ServerHandle::add_tool`](crate::ServerHandle::add_tool),
+/// [`ServerEdit::add_tool`](crate::ServerEdit::add_tool)). The same rules
+/// apply to the arguments and the result.
+///
+/// ```
+/// use serde::Deserialize;
+/// use tiny_mcp::{typed, RequestContext, Server, Tool};
+///
+/// #[derive(Deserialize)]
+/// struct Name { name: String }
+///
+/// let server = Server::builder("later", "1").offer_tools().build();
+/// let schema = serde_json::json!({"type": "object", "required": ["name"],
+///     "properties": {"name": {"type": "string"}}});
+/// server.handle().add_tool(Tool::new("greet", schema),
+///     typed(|_: &RequestContext, args: Name| Ok(format!("Hello, {}!", args.name))));
+/// ```
+pub fn typed<A, R, F>(handler: F) -> impl ToolHandler
+where
+    A: serde::de::DeserializeOwned + 'static,
+    R: Serialize + 'static,
+    F: Fn(&RequestContext, A) -> Result<R, Error> + Send + Sync + 'static,
+{
+    Typed {
+        handler,
+        types: std::marker::PhantomData,
+    }
+}
+
 /// A tool handler whose arguments are a `serde` type and whose result is
 /// another: see [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool).
 pub(crate) struct Typed<A, R, F> {
