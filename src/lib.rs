@@ -260,7 +260,8 @@
 //!
 //! [`Server::serve_stdio`] reads stdin on a thread of its own (so that
 //! [`Server::close`] returns it at once) while the calling thread waits.
-//! One writer thread owns stdout and writes whole lines. Requests that run
+//! Whoever has a message writes it to stdout as one whole line, under one
+//! lock (the reading thread flushes when its input runs dry). Requests that run
 //! a handler (`tools/call`, `prompts/get`, `resources/list`,
 //! `resources/read`, `completion/complete`) each run on a worker thread; the pool starts a worker whenever none is
 //! free, so a slow tool never delays `ping`, other requests, cancellations,

@@ -30,7 +30,8 @@ impl Server {
     /// # Errors
     ///
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if reading stdin or writing
-    /// stdout fails, or if the writer thread cannot be started;
+    /// stdout fails (also when a `serve_io` writer panics), or if a thread
+    /// cannot be started;
     /// [`ErrorKind::ThreadPanicked`](crate::ErrorKind::ThreadPanicked) if
     /// one of the crate's threads panicked.
     pub fn serve_stdio(&self) -> Result<(), Error> {

@@ -517,8 +517,9 @@ fn everything() -> ServerBuilder {
             ),
             test_input_required_result_capabilities,
         )
-        // Extra tools.
-        .tool(
+        // Extra tools. `echo` returns at once and never blocks: a quick
+        // tool, run on the thread that reads its call.
+        .quick_tool(
             Tool::new(
                 "echo",
                 json!({

@@ -125,6 +125,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a tool that runs on the thread that reads its call, not on a
+    /// worker: for a handler that returns in microseconds and never
+    /// blocks (a lookup, a computation on its arguments). It saves the
+    /// hand-over to a worker and back, most of the cost of a small call.
+    ///
+    /// While it runs, the connection reads nothing else: no other request,
+    /// no cancellation, so a quick tool that is slow delays everything
+    /// else on its connection (stdio; one HTTP connection). It cannot wait
+    /// for the client: `create_message`, `elicit`, `list_roots` and
+    /// `send_request` fail at once in the 2025-11-25 era (in 2026-07-28 they
+    /// ask as usual, with `input_required`). Register anything that may be
+    /// slow with [`tool`](Self::tool).
+    ///
+    /// Spec: server/tools (2025-11-25).
+    pub fn quick_tool(mut self, tool: Tool, handler: impl ToolHandler) -> Self {
+        self.registry
+            .insert_tool_entry(tool, Arc::new(handler), true);
+        self
+    }
+
     /// Adds a tool whose arguments are a type `A` and whose result is a
     /// type `R`: the crate deserializes `arguments` into `A` (a failure is
     /// an `isError` result with serde's message, e.g. ``missing field

@@ -49,6 +49,9 @@ pub struct RequestContext {
     pub(crate) link: ClientLink,
     /// Who sent the request and what came with it.
     pub(crate) caller: Caller,
+    /// A quick tool's call, run on the thread that reads the client: it
+    /// cannot wait for an answer from the client.
+    pub(crate) quick: bool,
 }
 
 /// How a request reaches its client, chosen once per request (DESIGN.md
@@ -532,6 +535,14 @@ impl RequestContext {
         timeout: Duration,
     ) -> Result<Value, Error> {
         self.check_cancelled()?;
+        if self.quick {
+            // Its answer would arrive on the thread that runs this call.
+            return Err(Error::msg(format!(
+                "{} cannot be sent from a quick tool (ServerBuilder::quick_tool): \
+                 register the tool with `tool` to ask the client",
+                method
+            )));
+        }
         if let ClientLink::Retry { .. } = self.link {
             // GEN-5: no requests to the client in the 2026-07-28 era.
             return Err(Error::msg(format!(

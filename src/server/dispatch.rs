@@ -73,6 +73,17 @@ pub(crate) struct Job {
     pub(super) arrival: Arrival,
     /// The envelope of a 2026-07-28 request, read once.
     pub(super) envelope: Option<Envelope>,
+    /// A quick tool's call: run it where it was read
+    /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool)).
+    pub(super) quick: bool,
+}
+
+impl Job {
+    /// `true` when the transport should run this job on the thread that
+    /// read it instead of a worker: a call of a quick tool.
+    pub(crate) fn is_quick(&self) -> bool {
+        self.quick
+    }
 }
 
 /// Handles one message from the client. Messages related to a request
@@ -263,6 +274,18 @@ fn listening_on(session: &Session, id: &RequestId) -> bool {
     session.is_connection() && session.server.listen.contains(session.key, id)
 }
 
+/// `true` for a `tools/call` of a tool registered as quick.
+fn is_quick(session: &Session, method: &Method, request: &Request) -> bool {
+    if method.offer != Some(super::scopes::Offer::Tool) {
+        return false;
+    }
+    let name = request.params.as_ref().and_then(|p| p.get("name"));
+    match name.and_then(|n| n.as_str()) {
+        Some(name) => session.server.registry.read().is_quick(name),
+        None => false,
+    }
+}
+
 /// Enters a handler request in the in-flight table and hands it out.
 fn begin(
     session: &Arc<Session>,
@@ -274,6 +297,7 @@ fn begin(
 ) -> Received {
     match session.in_flight.begin(&request.id, Arc::clone(sink)) {
         Ok(flag) => Received::Run(Job {
+            quick: is_quick(session, method, &request),
             session: Arc::clone(session),
             method,
             call,

@@ -31,6 +31,8 @@ const MAX_TEMPLATE_URI_BYTES: usize = 8 * 1024;
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
+    /// Runs on the thread that read the call, not a worker.
+    pub(crate) quick: bool,
 }
 
 pub(crate) struct ResourceEntry {
@@ -89,14 +91,32 @@ impl Registry {
         tool: Tool,
         handler: Arc<dyn ToolHandler>,
     ) -> Option<Arc<ToolEntry>> {
+        self.insert_tool_entry(tool, handler, false)
+    }
+
+    /// Adds (or replaces) a tool; `quick`: it runs where it is read.
+    pub(crate) fn insert_tool_entry(
+        &mut self,
+        tool: Tool,
+        handler: Arc<dyn ToolHandler>,
+        quick: bool,
+    ) -> Option<Arc<ToolEntry>> {
         let name = tool.name.clone();
-        upsert(&mut self.tools, ToolEntry { tool, handler }, |e| {
-            e.tool.name == name
-        })
+        let entry = ToolEntry {
+            tool,
+            handler,
+            quick,
+        };
+        upsert(&mut self.tools, entry, |e| e.tool.name == name)
     }
 
     pub(crate) fn remove_tool(&mut self, name: &str) -> Vec<Arc<ToolEntry>> {
         remove(&mut self.tools, |e| e.tool.name == name)
+    }
+
+    /// `true` for a tool registered as quick.
+    pub(crate) fn is_quick(&self, name: &str) -> bool {
+        self.tools.iter().any(|e| e.quick && e.tool.name == name)
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<Arc<ToolEntry>> {

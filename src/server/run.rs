@@ -38,6 +38,7 @@ impl Job {
             sink,
             arrival,
             envelope,
+            quick,
         } = self;
         let Arrival { started, caller } = arrival;
         if flag.is_cancelled() {
@@ -75,6 +76,7 @@ impl Job {
             sink: Arc::clone(&sink),
             link,
             caller,
+            quick,
         };
         let running = Running::enter(session.key(), &request.id);
         let interceptors = &session.server.interceptors;

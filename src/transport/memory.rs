@@ -97,6 +97,7 @@ impl MemoryClient {
             Received::Answered(response) => {
                 self.sink.send(Message::Response(response));
             }
+            Received::Run(job) if job.is_quick() => job.run(),
             Received::Run(job) => {
                 self.pool.execute(move || job.run());
             }

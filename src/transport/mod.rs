@@ -5,5 +5,6 @@
 
 pub(crate) mod http;
 pub(crate) mod memory;
+mod output;
 pub(crate) mod pool;
 pub(crate) mod stdio;

@@ -1,18 +1,17 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
 //!
-//! The calling thread owns stdin and reads one line at a time; one writer
-//! thread owns stdout and writes whole lines; handlers run on workers
-//! (DESIGN.md §4). Spec: basic/transports "stdio" (2025-11-25),
+//! One thread reads stdin, one line at a time (`serve_stdio`: a thread of
+//! its own; `serve_io`: the caller's); handlers run on workers; whoever has
+//! a message writes it to stdout as one line, one at a time
+//! ([`Output`](super::output::Output), DESIGN.md §4). Spec: basic/transports "stdio" (2025-11-25),
 //! STDIO-1 to STDIO-3.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 
-use crossbeam_channel::Receiver;
-use parking_lot::Mutex;
-
+use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Response};
 use crate::lines::{read_line, trim, Line};
@@ -20,8 +19,9 @@ use crate::server::{Received, Sink};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 
-/// How many messages may wait for the writer before senders block.
-const WRITE_QUEUE: usize = 4096;
+/// The stdin buffer of `serve_stdio`: a pipelining client's lines are read
+/// in few reads.
+const STDIN_BUFFER: usize = 64 * 1024;
 
 /// Serves MCP on `reader` and `writer` until end of input or until the
 /// server is closed (noticed once `reader` returns); see
@@ -36,7 +36,8 @@ where
     let key = server.inner.on_close(Box::new(move || {
         stopped.store(true, Ordering::Release);
     }));
-    let outcome = connection.read(reader);
+    // Nothing says whether `reader` holds another line: flush before each.
+    let outcome = connection.read(reader, |_| false);
     server.inner.forget_closer(key);
     connection.finish(outcome)
 }
@@ -61,7 +62,8 @@ where
     let spawned = thread::Builder::new()
         .name("tiny-mcp-stdin".into())
         .spawn(move || {
-            let outcome = reading.read(io::stdin().lock());
+            let stdin = BufReader::with_capacity(STDIN_BUFFER, io::stdin());
+            let outcome = reading.read(stdin, |r| r.buffer().contains(&b'\n'));
             let _ = done.send(outcome);
         });
     let outcome = match spawned {
@@ -78,59 +80,56 @@ where
     connection.finish(outcome)
 }
 
-/// One stdio connection: its session, the writer thread that owns the
-/// output, and the workers that run its handlers.
+/// One stdio connection: its session, its output, and the workers that
+/// run its handlers.
 struct Connection {
     server: Server,
     session: Arc<Session>,
     sink: Arc<dyn Sink>,
+    output: Arc<Output>,
     pool: WorkerPool,
-    /// Set by the writer when a write failed: nothing more can be answered.
-    broken: Arc<AtomicBool>,
     /// Set when the server is closed: read no further.
     stopped: Arc<AtomicBool>,
-    stop: crossbeam_channel::Sender<ToWriter>,
-    writer_thread: Mutex<Option<JoinHandle<io::Result<()>>>>,
 }
 
 impl Connection {
     fn open<W: Write + Send + 'static>(server: &Server, writer: W) -> Result<Connection, Error> {
-        let (sender, receiver) = crossbeam_channel::bounded(WRITE_QUEUE);
-        let broken = Arc::new(AtomicBool::new(false));
-        let writer_broken = Arc::clone(&broken);
-        let writer_thread = thread::Builder::new()
-            .name("tiny-mcp-stdio-writer".into())
-            .spawn(move || write_loop(receiver, writer, &writer_broken))?;
-        let stop = sender.clone();
-        let sink: Arc<dyn Sink> = Arc::new(StdoutSink(sender));
+        let output = Arc::new(Output::new(writer));
+        let sink: Arc<dyn Sink> = Arc::new(StdoutSink(Arc::clone(&output)));
         Ok(Connection {
             server: server.clone(),
             session: Session::connection(&server.inner, Arc::clone(&sink)),
             sink,
+            output,
             pool: WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers),
-            broken,
             stopped: Arc::new(AtomicBool::new(false)),
-            stop,
-            writer_thread: Mutex::new(Some(writer_thread)),
         })
     }
 
     /// Reads and dispatches lines until end of input, a failed write or
-    /// the server's close.
-    fn read<R: BufRead>(&self, mut reader: R) -> Result<(), Error> {
+    /// the server's close. What this thread sends waits for its flush,
+    /// which comes when `has_line` says no complete line is buffered (the
+    /// next read may block).
+    fn read<R: BufRead>(&self, mut reader: R, has_line: impl Fn(&R) -> bool) -> Result<(), Error> {
+        let _deferring = Deferring::start(&self.output);
         let max = self.server.inner.config.max_line_bytes;
         let mut line = Vec::with_capacity(4096);
         loop {
-            if self.broken.load(Ordering::Acquire) {
-                // The writer reports why; nothing more can be answered.
+            if self.output.is_broken() {
+                // The output reports why; nothing more can be answered.
                 return Ok(());
             }
+            if !has_line(&reader) {
+                self.output.idle();
+            }
             let read = read_line(&mut reader, &mut line, max);
+            self.output.busy();
             if self.stopped.load(Ordering::Acquire) {
                 return Ok(());
             }
             match read {
                 Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, &self.pool),
+                Ok(Line::End) => return Ok(()),
                 Ok(Line::TooLong) => {
                     log::warn!("discarded a message longer than {} bytes", max);
                     self.sink.send(Message::Response(Response::error(
@@ -141,28 +140,19 @@ impl Connection {
                         )),
                     )));
                 }
-                Ok(Line::End) => return Ok(()),
                 Err(e) => return Err(Error::from(e)),
             }
         }
     }
 
     /// Ends the connection after reading stopped: grace, cancel, join the
-    /// workers, write what is queued, join the writer.
+    /// workers, write what is buffered.
     fn finish(&self, outcome: Result<(), Error>) -> Result<(), Error> {
         let closed = self.stopped.load(Ordering::Acquire);
         end_of_input(&self.server, &self.session, closed);
         let config = &self.server.inner.config;
         let workers = self.pool.join_within(Some(config.handler_exit_timeout));
-        let _ = self.stop.send(ToWriter::Stop);
-        let writer_thread = self.writer_thread.lock().take();
-        let written = match writer_thread.map(JoinHandle::join) {
-            Some(Ok(written)) => written.map_err(Error::from),
-            Some(Err(_)) => Err(Error::new(ErrorKind::ThreadPanicked(
-                "tiny-mcp-stdio-writer".into(),
-            ))),
-            None => Ok(()),
-        };
+        let written = self.output.finish().map_err(Error::from);
         outcome.and(written).and(workers)
     }
 }
@@ -213,6 +203,7 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
             Received::Answered(response) => {
                 sink.send(Message::Response(response));
             }
+            Received::Run(job) if job.is_quick() => job.run(),
             Received::Run(job) => {
                 pool.execute(move || job.run());
             }
@@ -227,61 +218,11 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
     }
 }
 
-/// Writes each message as one line; flushes when the queue runs dry.
-/// Returns the first write error (and sets `broken`), after draining the
-/// queue so that senders never block.
-fn write_loop<W: Write>(
-    receiver: Receiver<ToWriter>,
-    writer: W,
-    broken: &AtomicBool,
-) -> io::Result<()> {
-    let mut out = io::BufWriter::with_capacity(64 * 1024, writer);
-    let mut failure = None;
-    for item in receiver.iter() {
-        let message = match item {
-            ToWriter::Message(message) => message,
-            ToWriter::Stop => break,
-        };
-        if failure.is_some() {
-            continue; // Keep draining so that senders never block.
-        }
-        let written = message
-            .write_to(&mut out)
-            .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| {
-                if receiver.is_empty() {
-                    out.flush()
-                } else {
-                    Ok(())
-                }
-            });
-        if let Err(e) = written {
-            log::warn!("cannot write to stdout: {}; dropping further output", e);
-            broken.store(true, Ordering::Release);
-            failure = Some(e);
-        }
-    }
-    match failure {
-        Some(e) => Err(e),
-        None => out.flush(),
-    }
-}
-
-/// What the writer thread is given.
-enum ToWriter {
-    /// One message, written as one line.
-    Message(Message),
-    /// Serving ended: write what came before, then stop. Disconnection
-    /// alone cannot say so while a handler that ignored its cancellation
-    /// still holds a sender.
-    Stop,
-}
-
-/// The sink of the stdio connection: the writer thread's queue.
-struct StdoutSink(crossbeam_channel::Sender<ToWriter>);
+/// The sink of the stdio connection: its output.
+struct StdoutSink(Arc<Output>);
 
 impl Sink for StdoutSink {
     fn send(&self, message: Message) -> bool {
-        self.0.send(ToWriter::Message(message)).is_ok()
+        self.0.send(&message)
     }
 }

@@ -287,3 +287,40 @@ fn short_forms_say_the_common_things() {
     let completion = client.request("completion/complete", Some(params)).unwrap();
     assert_eq!(completion["completion"]["values"], json!(["Rust", "Ruby"]));
 }
+
+// DESIGN.md §4: a quick tool runs on the thread that read its call (here
+// the in-memory client's, which dispatches on the sending thread), and
+// cannot wait for the client: in 2025-11-25 asking fails at once, as an
+// isError result, instead of waiting on the thread that would read the
+// answer (client/elicitation).
+#[test]
+fn quick_tools_run_where_they_are_read_and_do_not_wait() {
+    use tiny_mcp::ElicitRequestFormParams;
+
+    let server = Server::builder("quick", "1")
+        .quick_tool(
+            Tool::without_arguments("where"),
+            |_: &RequestContext, _: JsonObject| {
+                let name = std::thread::current().name().unwrap_or("").to_string();
+                Ok(CallToolResult::text(name))
+            },
+        )
+        .quick_tool(
+            Tool::without_arguments("ask"),
+            |ctx: &RequestContext, _: JsonObject| {
+                let question = ElicitRequestFormParams::new("Sure?", json!({"type": "object"}));
+                ctx.elicit(question)?;
+                Ok(CallToolResult::text("asked"))
+            },
+        )
+        .build();
+    let mut client = connect(&server, json!({"elicitation": {"form": {}}}));
+    let here = std::thread::current().name().unwrap_or("").to_string();
+    assert_eq!(
+        first_text(&call_tool(&mut client, "where", Value::Null)),
+        here
+    );
+    let asked = call_tool(&mut client, "ask", Value::Null);
+    assert_eq!(asked["isError"], true);
+    assert!(first_text(&asked).contains("quick tool"), "{}", asked);
+}

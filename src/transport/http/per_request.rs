@@ -249,6 +249,10 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: 
                 let json = Message::Response(response).to_json_string();
                 return Answer::Whole(HttpResponse::json(status, json.into_bytes()));
             }
+            Received::Run(job) if job.is_quick() => {
+                job.run();
+                (OnClose::Cancel(Arc::clone(&core), id), true, None)
+            }
             Received::Run(job) => {
                 if !shared.pool.execute(move || job.run()) {
                     let error = ErrorObject::internal("the server is shutting down");

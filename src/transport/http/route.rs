@@ -285,6 +285,7 @@ fn serve_request(
             }
             return single(accepts, 200, response_json(response), Vec::new());
         }
+        Received::Run(job) if job.is_quick() => job.run(),
         Received::Run(job) => {
             if !shared.pool.execute(move || job.run()) {
                 let error = ErrorObject::internal("the server is shutting down");
