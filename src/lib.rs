@@ -342,7 +342,7 @@ mod serve;
 mod server;
 mod session;
 #[cfg(test)]
-#[allow(unsafe_code)]
+#[cfg_attr(test, allow(unsafe_code))]
 mod test_alloc;
 mod transport;
 
