@@ -408,7 +408,6 @@ impl Example {
     /// Starts it on a free port and waits (at most 10 s) until it says it
     /// is serving.
     pub fn start(args: &[&str]) -> Example {
-        use std::io::BufRead;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
