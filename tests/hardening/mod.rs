@@ -1018,3 +1018,55 @@ fn panicking_hooks_do_not_stop_serving() {
     }
     http.shutdown();
 }
+
+// Issue 14 item 7, DESIGN.md §6 (`write_timeout`): a client that never
+// reads its GET stream holds a connection only until one write has
+// blocked for `write_timeout`. Then the connection is closed (its place
+// among `max_connections` is free again, which is what this test waits
+// for, by trying to connect) while the server goes on serving, and the
+// stream stays replayable (HTTP-14: `Last-Event-ID`).
+#[test]
+fn a_client_that_never_reads_is_dropped_and_its_stream_replays() {
+    use crate::support::http::{open_session_on, rpc, send, Conn, Req};
+    let server = echo_server();
+    let http = server
+        .http()
+        .max_connections(2)
+        .write_timeout(Duration::from_millis(200))
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let mut held = Conn::open(addr);
+    let session = open_session_on(&mut held, "2025-11-25", json!({}));
+    let mut stalled = Conn::open(addr);
+    let head = stalled.start(&Req::get(&session), "the GET stream");
+    assert_eq!(head.status, 200);
+    // More than the socket buffers hold: a write blocks, and times out.
+    let big = "x".repeat(64 * 1024);
+    for _ in 0..160 {
+        server
+            .handle()
+            .log(tiny_mcp::LoggingLevel::Info, None, big.as_str());
+    }
+    let ping = Req::post(rpc(json!(1), "ping", json!({}))).session(&session);
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let status = send(addr, &ping, "a ping on a third connection").status();
+        if status == 200 {
+            break; // the stalled connection was closed
+        }
+        assert_eq!(status, 503, "the held connections are at the limit");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stalled connection was never closed"
+        );
+    }
+    drop(stalled);
+    // On the held connection: the probe's may still count as open.
+    let resume = Req::get(&session).header("Last-Event-ID", "0-1");
+    let head = held.start(&resume, "the resumed GET stream");
+    assert_eq!(head.status, 200, "the stream should replay");
+    let replayed = held.next_message("a replayed log message");
+    assert_eq!(replayed["method"], "notifications/message");
+    http.shutdown();
+}
