@@ -136,6 +136,7 @@ options:
                      line, newest first; needs --features sealed-state)
   --redis URL        carry change events to and from the other instances
                      over Redis pub/sub (redis://127.0.0.1:6379/)
+  --max-connections N  most HTTP connections at once (default 4096)
   -h, --help         print this help
 
 With authorization every request needs the scope mcp:tools, and the tool
@@ -148,6 +149,7 @@ struct Options {
     auth: Option<auth::Auth>,
     issuer: String,
     deploy: deploy::Deploy,
+    max_connections: Option<usize>,
 }
 
 /// Parses the arguments; `Err` with a message for anything unknown.
@@ -157,6 +159,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         auth: None,
         issuer: "http://127.0.0.1:9000".into(),
         deploy: deploy::Deploy::default(),
+        max_connections: None,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -175,6 +178,13 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--session-prefix" => options.deploy.session_prefix = Some(value()?),
             "--state-key-file" => options.deploy.state_key_file = Some(value()?),
             "--redis" => options.deploy.redis = Some(value()?),
+            "--max-connections" => {
+                let n = value()?;
+                let n = n
+                    .parse()
+                    .map_err(|_| format!("--max-connections {}: not a number", n))?;
+                options.max_connections = Some(n);
+            }
             other => return Err(format!("unknown argument: {}", other)),
         }
     }
@@ -253,6 +263,9 @@ fn main() {
         Ok(http) => http,
         Err(err) => exit_with_error(&err),
     };
+    if let Some(n) = options.max_connections {
+        http = http.max_connections(n);
+    }
     if let Some(how) = options.auth {
         let resource = format!("http://{}/mcp", addr);
         http = http.protect(auth::protected(how, &resource, &options.issuer));
