@@ -20,6 +20,9 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod members;
+use members::Members;
+
 /// A JSON object: the shape of `params`, `arguments` and `_meta`.
 pub type JsonObject = Map<String, Value>;
 
@@ -286,6 +289,12 @@ impl Message {
     /// UTF-8), and `-32600` for JSON that is not one valid JSON-RPC 2.0
     /// message (arrays included).
     pub fn parse(bytes: &[u8]) -> Result<Message, ParseError> {
+        // The members are read straight into their slots; anything that is
+        // not one JSON object (or not JSON) is read again as a value, for
+        // the error that fits it.
+        if let Ok(members) = serde_json::from_slice::<Members>(bytes) {
+            return members.into_message();
+        }
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
             ParseError::answer(
                 None,
@@ -301,80 +310,18 @@ impl Message {
     ///
     /// As [`Message::parse`], without the `-32700` case.
     pub fn from_value(value: Value) -> Result<Message, ParseError> {
-        let mut object = match value {
-            Value::Object(object) => object,
-            Value::Array(_) => {
-                return Err(ParseError::answer(
-                    None,
-                    ErrorObject::invalid_request(
-                        "batch requests are not supported: send one JSON-RPC message at a time",
-                    ),
-                ))
-            }
-            _ => {
-                return Err(ParseError::answer(
-                    None,
-                    ErrorObject::invalid_request("a JSON-RPC message must be a JSON object"),
-                ))
-            }
-        };
-        let id_value = object.remove("id");
-        let has_id = id_value.is_some();
-        let id = id_value.as_ref().and_then(RequestId::from_value);
-        let version_ok = matches!(object.get("jsonrpc"), Some(Value::String(v)) if v == "2.0");
-        let method = object.remove("method");
-        let is_response = object.contains_key("result") || object.contains_key("error");
-        let invalid = |message: &str, silent: bool| ParseError {
-            id: id.clone(),
-            error: ErrorObject::invalid_request(message),
-            silent,
-        };
-        if !version_ok {
-            // A notification is never answered, even when it is malformed.
-            let silent = !has_id && method.is_some();
-            return Err(invalid("the \"jsonrpc\" member must be \"2.0\"", silent));
-        }
-        match method {
-            Some(Value::String(method)) => {
-                let params = match object.remove("params") {
-                    None | Some(Value::Null) => None,
-                    Some(p @ Value::Object(_)) | Some(p @ Value::Array(_)) => Some(p),
-                    Some(_) => {
-                        return Err(invalid("\"params\" must be an object or an array", !has_id))
-                    }
-                };
-                if !has_id {
-                    return Ok(Message::Notification(Notification { method, params }));
-                }
-                match id {
-                    Some(id) => Ok(Message::Request(Request { id, method, params })),
-                    None => Err(invalid(
-                        "a request id must be a string or an integer",
-                        false,
-                    )),
-                }
-            }
-            Some(_) => Err(invalid("\"method\" must be a string", !has_id)),
-            None if is_response => {
-                let outcome = match (object.remove("result"), object.remove("error")) {
-                    (Some(result), None) => Ok(result),
-                    (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
-                        Ok(error) => Err(error),
-                        Err(_) => return Err(invalid("malformed \"error\" member", true)),
-                    },
-                    _ => {
-                        return Err(invalid(
-                            "a response has exactly one of \"result\" and \"error\"",
-                            true,
-                        ))
-                    }
-                };
-                if id.is_none() && outcome.is_ok() {
-                    return Err(invalid("a response must carry the request's id", true));
-                }
-                Ok(Message::Response(Response { id, outcome }))
-            }
-            None => Err(invalid("a request needs a \"method\"", false)),
+        match value {
+            Value::Object(object) => Members::from_object(object).into_message(),
+            Value::Array(_) => Err(ParseError::answer(
+                None,
+                ErrorObject::invalid_request(
+                    "batch requests are not supported: send one JSON-RPC message at a time",
+                ),
+            )),
+            _ => Err(ParseError::answer(
+                None,
+                ErrorObject::invalid_request("a JSON-RPC message must be a JSON object"),
+            )),
         }
     }
 
@@ -462,8 +409,12 @@ impl serde_json::ser::Formatter for LineSafeFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Both separators encode as E2 80 A8 / E2 80 A9; scan bytes for E2.
+        // Both separators encode as E2 80 A8 / E2 80 A9; most fragments
+        // hold no E2 at all (one memchr), the rest are scanned.
         let bytes = fragment.as_bytes();
+        if !bytes.contains(&0xE2) {
+            return writer.write_all(bytes);
+        }
         let mut start = 0;
         let mut i = 0;
         while i < bytes.len() {

@@ -137,6 +137,8 @@ options:
   --redis URL        carry change events to and from the other instances
                      over Redis pub/sub (redis://127.0.0.1:6379/)
   --max-connections N  most HTTP connections at once (default 4096)
+  --max-sessions N     most HTTP sessions at once (default 10000)
+  --max-listen-streams N  most open subscriptions/listen streams (default 1024)
   -h, --help         print this help
 
 With authorization every request needs the scope mcp:tools, and the tool
@@ -150,6 +152,15 @@ struct Options {
     issuer: String,
     deploy: deploy::Deploy,
     max_connections: Option<usize>,
+    max_sessions: Option<usize>,
+    max_listen_streams: Option<usize>,
+}
+
+/// The number an argument takes.
+fn number(arg: &str, value: String) -> Result<usize, String> {
+    value
+        .parse()
+        .map_err(|_| format!("{} {}: not a number", arg, value))
 }
 
 /// Parses the arguments; `Err` with a message for anything unknown.
@@ -160,6 +171,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         issuer: "http://127.0.0.1:9000".into(),
         deploy: deploy::Deploy::default(),
         max_connections: None,
+        max_sessions: None,
+        max_listen_streams: None,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -178,13 +191,9 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--session-prefix" => options.deploy.session_prefix = Some(value()?),
             "--state-key-file" => options.deploy.state_key_file = Some(value()?),
             "--redis" => options.deploy.redis = Some(value()?),
-            "--max-connections" => {
-                let n = value()?;
-                let n = n
-                    .parse()
-                    .map_err(|_| format!("--max-connections {}: not a number", n))?;
-                options.max_connections = Some(n);
-            }
+            "--max-connections" => options.max_connections = Some(number(arg, value()?)?),
+            "--max-sessions" => options.max_sessions = Some(number(arg, value()?)?),
+            "--max-listen-streams" => options.max_listen_streams = Some(number(arg, value()?)?),
             other => return Err(format!("unknown argument: {}", other)),
         }
     }
@@ -245,7 +254,11 @@ fn main() {
         }
     };
     let protected = options.auth.is_some();
-    let server = match options.deploy.server(everything()) {
+    let mut builder = everything();
+    if let Some(n) = options.max_listen_streams {
+        builder = builder.max_listen_streams(n);
+    }
+    let server = match options.deploy.server(builder) {
         Ok(builder) => build_server(builder, protected),
         Err(err) => exit_with_error(&err),
     };
@@ -265,6 +278,9 @@ fn main() {
     };
     if let Some(n) = options.max_connections {
         http = http.max_connections(n);
+    }
+    if let Some(n) = options.max_sessions {
+        http = http.max_sessions(n);
     }
     if let Some(how) = options.auth {
         let resource = format!("http://{}/mcp", addr);
