@@ -400,6 +400,34 @@ impl Serialize for Message {
     }
 }
 
+/// Writes the response `{"jsonrpc":"2.0","id":…,"result":…}` for a result
+/// that is not a [`Value`] yet, as [`Message::write_to`] writes one: the
+/// same JSON as `result` made a value first, without building it (its
+/// members in the type's order, not sorted).
+pub(crate) fn write_result_to<W: io::Write, T: Serialize>(
+    writer: W,
+    id: &RequestId,
+    result: &T,
+) -> io::Result<()> {
+    struct Typed<'a, T> {
+        id: &'a RequestId,
+        result: &'a T,
+    }
+    impl<T: Serialize> Serialize for Typed<'_, T> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(None)?;
+            map.serialize_entry("jsonrpc", "2.0")?;
+            map.serialize_entry("id", self.id)?;
+            map.serialize_entry("result", self.result)?;
+            map.end()
+        }
+    }
+    let mut serializer = serde_json::Serializer::with_formatter(writer, LineSafeFormatter);
+    Typed { id, result }
+        .serialize(&mut serializer)
+        .map_err(io::Error::from)
+}
+
 /// A compact formatter that also escapes U+2028 and U+2029.
 struct LineSafeFormatter;
 
@@ -556,6 +584,34 @@ mod tests {
         );
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back["params"]["text"], "a\nb\u{2028}c\u{2029}");
+    }
+
+    // A result written straight from its type is the JSON of the same
+    // result made a value first, on one line with U+2028 escaped.
+    #[test]
+    fn typed_results_write_the_same_json() {
+        #[derive(Serialize)]
+        struct Echo {
+            text: &'static str,
+            count: u32,
+        }
+        let echo = Echo {
+            text: "a\u{2028}b",
+            count: 3,
+        };
+        let id = RequestId::String("x".into());
+        let mut typed = Vec::new();
+        write_result_to(&mut typed, &id, &echo).unwrap();
+        let value = serde_json::to_value(&echo).unwrap();
+        let via_value = Message::from(Response::ok(id, value)).to_json_string();
+        let typed = String::from_utf8(typed).unwrap();
+        assert!(
+            typed.contains("\\u2028") && !typed.contains('\n'),
+            "{}",
+            typed
+        );
+        let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap();
+        assert_eq!(parse(&typed), parse(&via_value));
     }
 
     // BASE-4: error objects have code and message, data optional.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::context::RequestContext;
 use super::inline::{parse_params, to_value};
-use super::methods::Failure;
+use super::methods::{Failure, Reply};
 use super::registry::Registry;
 use super::run::failure;
 use crate::jsonrpc::ErrorObject;
@@ -175,7 +175,7 @@ fn answerer(registry: &Registry, params: &CompleteRequestParams) -> Result<Answe
 
 /// `completion/complete` (CMP-1): the first 100 suggestions, with `total`
 /// and `hasMore` when there are more (CMP-2).
-pub(crate) fn complete(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+pub(crate) fn complete(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
     let params: CompleteRequestParams = parse_params(params)?;
     let answerer = answerer(&ctx.session.server.registry.read(), &params)?;
     let result = match answerer {
@@ -189,5 +189,7 @@ pub(crate) fn complete(ctx: &RequestContext, params: Option<Value>) -> Result<Va
         }
         Answerer::Nobody => Ok(CompleteResult::default()),
     };
-    Ok(to_value(result.map_err(|e| failure(ctx, e))?)?)
+    Ok(Reply::Value(to_value(
+        result.map_err(|e| failure(ctx, e))?,
+    )?))
 }

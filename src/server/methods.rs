@@ -18,11 +18,32 @@ use super::context::RequestContext;
 use super::scopes::Offer;
 use super::{inline, run, ServerInner};
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::{methods as m, Era, ServerCapabilities};
+use crate::protocol::{methods as m, CallToolResult, Era, ServerCapabilities};
 use crate::session::Session;
 
 /// What an inline answer or a handler run produced.
 pub(crate) type Answer = Result<Value, ErrorObject>;
+
+/// A handler run's result on its way to the client.
+pub(crate) enum Reply {
+    /// A result as a JSON value.
+    Value(Value),
+    /// A tool's result, made a value only where something needs one
+    /// (an interceptor, the 2026-07-28 decoration, a sink that takes only
+    /// messages); a sink that can is given it as it is
+    /// ([`Sink::send_tool_result`](super::Sink::send_tool_result)).
+    Tool(CallToolResult),
+}
+
+impl Reply {
+    /// The result as a JSON value.
+    pub(crate) fn into_value(self) -> Answer {
+        match self {
+            Reply::Value(value) => Ok(value),
+            Reply::Tool(result) => super::inline::to_value(result),
+        }
+    }
+}
 
 /// How a handler run ended, short of a result.
 pub(crate) enum Failure {
@@ -153,7 +174,7 @@ pub(crate) enum Runs {
 pub(crate) type InlineFn = fn(&Session, &Caller, Option<Value>) -> Answer;
 
 /// A handler call run on a worker.
-pub(crate) type WorkerFn = fn(&RequestContext, Option<Value>) -> Result<Value, Failure>;
+pub(crate) type WorkerFn = fn(&RequestContext, Option<Value>) -> Result<Reply, Failure>;
 
 /// Shorthand for the rows below.
 const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::inline::{fixed_resources, invalid_cursor, offset, parse_params, to_value};
-use super::methods::Failure;
+use super::methods::{Failure, Reply};
 use super::run::failure;
 use crate::protocol::{ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource};
 use crate::server::RequestContext;
@@ -173,7 +173,7 @@ impl<'a> Start<'a> {
 pub(crate) fn list_resources(
     ctx: &RequestContext,
     params: Option<Value>,
-) -> Result<Value, Failure> {
+) -> Result<Reply, Failure> {
     let params: PaginatedRequestParams = parse_params(params)?;
     let invalid = || invalid_cursor(params.cursor.as_deref().unwrap_or(""));
     let start = Start::parse(params.cursor.as_deref()).ok_or_else(invalid)?;
@@ -185,10 +185,10 @@ pub(crate) fn list_resources(
             let at_end = next.is_none() && !providers.is_empty();
             if !at_end || !resources.is_empty() {
                 let next = next.or_else(|| at_end.then(|| Start::provider_cursor(0, None)));
-                return Ok(to_value(ListResourcesResult {
+                return Ok(Reply::Value(to_value(ListResourcesResult {
                     resources,
                     next_cursor: next,
-                })?);
+                })?));
             }
             (0, None)
         }
@@ -204,10 +204,10 @@ pub(crate) fn list_resources(
             .scopes
             .hides(principal, &server.scopes.resources, &r.uri)
     });
-    Ok(to_value(ListResourcesResult {
+    Ok(Reply::Value(to_value(ListResourcesResult {
         resources,
         next_cursor,
-    })?)
+    })?))
 }
 
 /// Empty provider pages skipped in one `resources/list` before an empty

@@ -13,7 +13,7 @@ use super::caller::Caller;
 use super::context::{ClientLink, RequestContext};
 use super::dispatch::{Arrival, Job};
 use super::inline::{parse_params, to_value};
-use super::methods::{Answer, Failure};
+use super::methods::{Failure, Reply};
 use super::registry::Resolved;
 use super::{input, intercept};
 use super::{RequestOutcome, RequestStatus};
@@ -50,7 +50,7 @@ impl Job {
                 &flag,
                 &sink,
                 (started, caller),
-                Ok(Value::Null),
+                Ok(Reply::Value(Value::Null)),
             );
         }
         let link = match envelope {
@@ -81,8 +81,16 @@ impl Job {
         let running = Running::enter(session.key(), &request.id);
         let interceptors = &session.server.interceptors;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let handler = |params| call(&ctx, params);
+            if interceptors.is_empty() {
+                return call(&ctx, params);
+            }
+            // Interceptors see the result as a value.
+            let handler = |params| {
+                let reply = call(&ctx, params)?;
+                reply.into_value().map_err(Failure::Rpc)
+            };
             intercept::around(interceptors, &ctx, params, handler, |e| failure(&ctx, e))
+                .map(Reply::Value)
         }))
         .unwrap_or_else(|panic| {
             let what = panic
@@ -133,10 +141,14 @@ pub(crate) fn current_request() -> Option<(u64, RequestId)> {
 
 /// The answer a handler run gives in the request's era: 2026-07-28 results
 /// are decorated, and `input_required` carries the request's state.
-fn conclude(ctx: &RequestContext, request: &Request, outcome: Result<Value, Failure>) -> Answer {
+fn conclude(
+    ctx: &RequestContext,
+    request: &Request,
+    outcome: Result<Reply, Failure>,
+) -> Result<Reply, ErrorObject> {
     let server = &ctx.session.server;
     match (outcome, &ctx.link) {
-        (Ok(value), ClientLink::Retry { rounds, .. }) => {
+        (Ok(reply), ClientLink::Retry { rounds, .. }) => {
             if rounds.asked_anything() {
                 log::warn!(
                     "the {} handler asked the client for input but returned a result; \
@@ -144,12 +156,13 @@ fn conclude(ctx: &RequestContext, request: &Request, outcome: Result<Value, Fail
                     request.method
                 );
             }
-            Ok(server.decorate(value, ctx.method))
+            let value = reply.into_value()?;
+            Ok(Reply::Value(server.decorate(value, ctx.method)))
         }
-        (Ok(value), ClientLink::Connection { .. }) => Ok(value),
+        (Ok(reply), ClientLink::Connection { .. }) => Ok(reply),
         (Err(Failure::Rpc(error)), _) => Err(error),
         (Err(Failure::InputRequired), ClientLink::Retry { rounds, .. }) => {
-            input::input_required(&ctx.session, request, (rounds, &ctx.caller))
+            input::input_required(&ctx.session, request, (rounds, &ctx.caller)).map(Reply::Value)
         }
         (Err(Failure::InputRequired), ClientLink::Connection { .. }) => Err(ErrorObject::internal(
             "the handler asked for input outside the 2026-07-28 era",
@@ -164,19 +177,11 @@ fn finish(
     flag: &CancellationFlag,
     sink: &Arc<dyn Sink>,
     (started, caller): (Instant, Caller),
-    answer: Answer,
+    answer: Result<Reply, ErrorObject>,
 ) {
     let status = if session.in_flight.finish(&request.id).is_some() {
-        let status = match &answer {
-            Ok(_) => RequestStatus::Ok,
-            Err(e) => RequestStatus::Error(e.code),
-        };
         log::debug!("> response {} {}", request.id, request.method);
-        sink.send(Message::Response(Response {
-            id: Some(request.id),
-            outcome: answer,
-        }));
-        status
+        respond(sink, request.id, answer)
     } else {
         // The cancel won: no response (CAN-1).
         sink.end();
@@ -193,9 +198,35 @@ fn finish(
     });
 }
 
+/// Sends the response to request `id`: a tool's result as it is where the
+/// sink takes one, else as a value.
+fn respond(
+    sink: &Arc<dyn Sink>,
+    id: RequestId,
+    answer: Result<Reply, ErrorObject>,
+) -> RequestStatus {
+    let answer = match answer {
+        Ok(Reply::Tool(result)) => match sink.send_tool_result(&id, &result) {
+            Some(_) => return RequestStatus::Ok,
+            None => super::inline::to_value(result),
+        },
+        Ok(reply) => reply.into_value(),
+        Err(error) => Err(error),
+    };
+    let status = match &answer {
+        Ok(_) => RequestStatus::Ok,
+        Err(e) => RequestStatus::Error(e.code),
+    };
+    sink.send(Message::Response(Response {
+        id: Some(id),
+        outcome: answer,
+    }));
+    status
+}
+
 /// `tools/call` (TOOL-3..6): the arguments are checked against the top
 /// level of `inputSchema` before the handler runs.
-pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
     let params: CallToolRequestParams = parse_params(params)?;
     let entry = ctx.session.server.registry.read().tool(&params.name);
     let entry = entry
@@ -211,7 +242,7 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<V
             Err(e) => tool_error(ctx, e)?,
         },
     };
-    Ok(to_value(result)?)
+    Ok(Reply::Tool(result))
 }
 
 /// A tool that declares an `outputSchema` must return `structuredContent`
@@ -239,7 +270,7 @@ fn kept_promise(tool: &crate::protocol::Tool, result: CallToolResult) -> CallToo
 }
 
 /// `prompts/get` (PRM-3): required arguments are checked first.
-pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
     let params: GetPromptRequestParams = parse_params(params)?;
     let entry = ctx.session.server.registry.read().prompt(&params.name);
     let entry = entry
@@ -258,13 +289,13 @@ pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<
         .handler
         .get(ctx, arguments)
         .map_err(|e| failure(ctx, e))?;
-    Ok(to_value(result)?)
+    Ok(Reply::Value(to_value(result)?))
 }
 
 /// `resources/read` (RES-4): a fixed resource, else the first provider
 /// that knows the URI, else the first template that matches; none is
 /// `-32002` (`-32602` in 2026-07-28).
-pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Value, Failure> {
+pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
     let params: ReadResourceRequestParams = parse_params(params)?;
     let uri = params.uri.as_str();
     let (resolved, providers) = {
@@ -281,7 +312,9 @@ pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Resu
             },
         },
     };
-    Ok(to_value(result.map_err(|e| failure(ctx, e))?)?)
+    Ok(Reply::Value(to_value(
+        result.map_err(|e| failure(ctx, e))?,
+    )?))
 }
 
 /// A handler's error as the failure this request sends: `input_required`

@@ -4,7 +4,8 @@
 
 use crossbeam_channel::Sender;
 
-use crate::jsonrpc::Message;
+use crate::jsonrpc::{Message, RequestId};
+use crate::protocol::CallToolResult;
 
 /// Where outgoing messages of one request (or of one session) go.
 ///
@@ -19,6 +20,14 @@ pub(crate) trait Sink: Send + Sync {
     /// The request this sink belongs to ended without a response (it was
     /// cancelled): an HTTP response stream ends here.
     fn end(&self) {}
+
+    /// Sends the response to request `id` whose result is `result`,
+    /// written straight from it (the JSON `send` would write for it made a
+    /// value, members in the type's order). `None` when this sink takes only messages: the caller
+    /// then sends the response as one.
+    fn send_tool_result(&self, _id: &RequestId, _result: &CallToolResult) -> Option<bool> {
+        None
+    }
 }
 
 /// A sink that feeds a channel (the stdio writer, the in-memory client).

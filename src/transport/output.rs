@@ -20,6 +20,9 @@ use crate::jsonrpc::Message;
 
 /// Buffered bytes before a write goes to the writer anyway.
 const BUFFER_BYTES: usize = 64 * 1024;
+/// Deferred bytes (the reader at work) that are flushed anyway: a
+/// pipelining client gets its first answers while the reader still works.
+const FLUSH_AT: usize = 1024;
 
 thread_local! {
     /// Set on a connection's reading thread while it reads: its messages
@@ -82,15 +85,21 @@ impl Output {
     /// Writes `message` as one line, and flushes unless the calling thread
     /// is a reading thread that defers. `false` once the output is broken.
     pub(crate) fn send(&self, message: &Message) -> bool {
+        self.send_with(|line| message.write_to(line))
+    }
+
+    /// Writes the line that `write` puts in a buffer (its newline added),
+    /// as [`send`](Self::send) does.
+    pub(crate) fn send_with(&self, write: impl Fn(&mut Vec<u8>) -> io::Result<()>) -> bool {
         SCRATCH.with(|scratch| {
             let mut line = match scratch.try_borrow_mut() {
                 Ok(line) => line,
                 // Re-entered (cannot happen: serializing calls no sink).
-                Err(_) => return self.write_line(&line_of(message)),
+                Err(_) => return self.write_line(&line_of(&write)),
             };
             line.clear();
             // Writing to a Vec cannot fail.
-            let _ = message.write_to(&mut *line);
+            let _ = write(&mut line);
             line.push(b'\n');
             let sent = self.write_line(&line);
             if line.capacity() > BUFFER_BYTES {
@@ -113,7 +122,8 @@ impl Output {
         let written = guarded(|| {
             out.write_all(line)?;
             // Read after the line is in the buffer (see `idle`).
-            if !DEFERS.with(Cell::get) && !reading.load(Ordering::SeqCst) {
+            let deferred = DEFERS.with(Cell::get) || reading.load(Ordering::SeqCst);
+            if !deferred || out.buffer().len() >= FLUSH_AT {
                 out.flush()?;
             }
             Ok(())
@@ -160,9 +170,9 @@ fn guarded(write: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
         .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::Other, "the writer panicked")))
 }
 
-fn line_of(message: &Message) -> Vec<u8> {
+fn line_of(write: impl Fn(&mut Vec<u8>) -> io::Result<()>) -> Vec<u8> {
     let mut line = Vec::with_capacity(256);
-    let _ = message.write_to(&mut line);
+    let _ = write(&mut line);
     line.push(b'\n');
     line
 }
@@ -247,6 +257,27 @@ mod tests {
             text
         );
         assert!(output.finish().is_ok());
+    }
+
+    // A reader at work defers its answers only until FLUSH_AT bytes wait:
+    // then they go out, and the next ones wait again.
+    #[test]
+    fn deferred_answers_go_out_once_a_kilobyte_waits() {
+        let written = Shared::default();
+        let output = Output::new(written.clone());
+        let _deferring = Deferring::start(&output);
+        output.busy();
+        let ping = Message::notification("ping", None);
+        let line = ping.to_json_string().len() + 1;
+        let before_flush = (FLUSH_AT + line - 1) / line - 1;
+        for _ in 0..before_flush {
+            assert!(output.send(&ping));
+        }
+        assert_eq!(written.0.lock().len(), 0, "went out before 1 KiB waited");
+        assert!(output.send(&ping));
+        assert_eq!(written.0.lock().len(), (before_flush + 1) * line);
+        assert!(output.send(&ping));
+        assert_eq!(written.0.lock().len(), (before_flush + 1) * line);
     }
 
     /// A writer that fails.

@@ -13,8 +13,9 @@ use std::thread;
 
 use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
-use crate::jsonrpc::{ErrorObject, Message, Response};
+use crate::jsonrpc::{write_result_to, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
+use crate::protocol::CallToolResult;
 use crate::server::{Received, Sink};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
@@ -224,5 +225,9 @@ struct StdoutSink(Arc<Output>);
 impl Sink for StdoutSink {
     fn send(&self, message: Message) -> bool {
         self.0.send(&message)
+    }
+
+    fn send_tool_result(&self, id: &RequestId, result: &CallToolResult) -> Option<bool> {
+        Some(self.0.send_with(|line| write_result_to(line, id, result)))
     }
 }

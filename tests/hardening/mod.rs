@@ -231,6 +231,60 @@ fn end_of_input_lets_quick_handlers_answer() {
     assert!(call["result"].get("isError").is_none(), "{}", call);
 }
 
+/// Records the results its `after` hook sees.
+struct Recorder(Arc<Mutex<Vec<Value>>>);
+
+impl tiny_mcp::Interceptor for Recorder {
+    fn after(&self, _: &RequestContext, outcome: tiny_mcp::HandlerOutcome<'_>) {
+        if let tiny_mcp::HandlerOutcome::Result(value) = outcome {
+            self.0.lock().expect("lock").push(value.clone());
+        }
+    }
+}
+
+/// The answer to request 2 of `server` over stdio, after `INIT`.
+fn call_over_stdio(server: Server, call: &str) -> Value {
+    let input = format!("{}\n{}\n", INIT, call);
+    let out = Shared::default();
+    server
+        .serve_io(io::Cursor::new(input.into_bytes()), out.clone())
+        .expect("serve_io");
+    let answers = lines(&out);
+    let answer = answers.iter().find(|m| m["id"] == 2);
+    answer.expect("the call's answer").clone()
+}
+
+// server/tools "Structured Content": a tool's result reaches a stdio client
+// written straight from its type, and an interceptor still sees it as a
+// value, the same one the client gets.
+#[test]
+fn tool_results_reach_stdio_clients_and_interceptors_alike() {
+    let structured = |_: &RequestContext, _: JsonObject| {
+        Ok(CallToolResult::text_and_structured(
+            "{\"n\":1}",
+            json!({"n": 1}),
+        ))
+    };
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s"}}"#;
+    let build = || {
+        Server::builder("hardening", "1.0.0")
+            .tool(Tool::new("s", json!({"type": "object"})), structured)
+    };
+    let plain = call_over_stdio(build().build(), call);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let watched = call_over_stdio(build().intercept(Recorder(Arc::clone(&seen))).build(), call);
+    assert_eq!(
+        plain["result"]["structuredContent"],
+        json!({"n": 1}),
+        "{}",
+        plain
+    );
+    assert_eq!(plain["result"]["content"][0]["text"], "{\"n\":1}");
+    assert_eq!(plain, watched);
+    let seen = seen.lock().expect("lock").clone();
+    assert_eq!(seen, vec![plain["result"].clone()]);
+}
+
 // CAN-1: handlers still running after the grace are cancelled and write
 // nothing.
 #[test]
