@@ -136,9 +136,9 @@ options:
                      line, newest first; needs --features sealed-state)
   --redis URL        carry change events to and from the other instances
                      over Redis pub/sub (redis://127.0.0.1:6379/)
-  --max-connections N  most HTTP connections at once (default 4096)
+  --max-connections N  most HTTP connections at once (default 10000)
   --max-sessions N     most HTTP sessions at once (default 10000)
-  --max-listen-streams N  most open subscriptions/listen streams (default 1024)
+  --max-listen-streams N  most open subscriptions/listen streams (default 10000)
   -h, --help         print this help
 
 With authorization every request needs the scope mcp:tools, and the tool

@@ -52,7 +52,7 @@ impl Default for Config {
             max_in_flight: 1024,
             max_workers: 256,
             max_subscriptions: 1024,
-            max_listen_streams: 1024,
+            max_listen_streams: 10_000,
             end_of_input_grace: Duration::from_secs(1),
             handler_exit_timeout: Duration::from_secs(5),
         }
@@ -456,7 +456,7 @@ impl ServerBuilder {
 
     /// Most `subscriptions/listen` streams open at once (2026-07-28). Past
     /// it a listen request gets `-32603` "too many listen streams" (HTTP
-    /// 503) before any acknowledgement. Defaults to 1024.
+    /// 503) before any acknowledgement. Defaults to 10,000.
     pub fn max_listen_streams(mut self, n: usize) -> Self {
         self.config.max_listen_streams = n;
         self

@@ -135,7 +135,7 @@ impl Default for HttpConfig {
             dns_rebinding_protection: true,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
-            max_connections: 4096,
+            max_connections: 10_000,
             connection_idle_timeout: Duration::from_secs(300),
             write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(1),
@@ -267,7 +267,8 @@ impl HttpServerBuilder {
     }
 
     /// Most open connections; past it new connections get 503 and are
-    /// closed. Defaults to 4096.
+    /// closed. Defaults to 10,000 (DESIGN.md §20: what they cost, and the
+    /// descriptor limit they need).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config.max_connections = n.max(1);
         self
