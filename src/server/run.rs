@@ -13,7 +13,7 @@ use super::caller::Caller;
 use super::context::{ClientLink, RequestContext};
 use super::dispatch::{Arrival, Job};
 use super::inline::{parse_params, to_value};
-use super::methods::{Failure, Reply};
+use super::methods::{Failure, Reply, WorkerFn};
 use super::registry::Resolved;
 use super::{input, intercept};
 use super::{RequestOutcome, RequestStatus};
@@ -79,36 +79,40 @@ impl Job {
             quick,
         };
         let running = Running::enter(session.key(), &request.id);
-        let interceptors = &session.server.interceptors;
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            if interceptors.is_empty() {
-                return call(&ctx, params);
-            }
-            // Interceptors see the result as a value.
-            let handler = |params| {
-                let reply = call(&ctx, params)?;
-                reply.into_value().map_err(Failure::Rpc)
-            };
-            intercept::around(interceptors, &ctx, params, handler, |e| failure(&ctx, e))
-                .map(Reply::Value)
-        }))
-        .unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            log::error!("handler for {} panicked: {}", method.name, what);
-            Err(Failure::Rpc(ErrorObject::internal(
-                "the handler failed unexpectedly",
-            )))
-        });
+        let outcome = invoke(&ctx, call, params);
         drop(running);
         let answer = conclude(&ctx, &request, outcome);
         let caller = ctx.caller.clone();
         drop(ctx);
         finish(&session, request, &flag, &sink, (started, caller), answer);
     }
+}
+
+/// Runs the handler through the interceptors; a panic is `-32603`.
+fn invoke(ctx: &RequestContext, call: WorkerFn, params: Option<Value>) -> Result<Reply, Failure> {
+    let interceptors = &ctx.session.server.interceptors;
+    catch_unwind(AssertUnwindSafe(|| {
+        if interceptors.is_empty() {
+            return call(ctx, params);
+        }
+        // Interceptors see the result as a value.
+        let handler = |params| {
+            let reply = call(ctx, params)?;
+            reply.into_value().map_err(Failure::Rpc)
+        };
+        intercept::around(interceptors, ctx, params, handler, |e| failure(ctx, e)).map(Reply::Value)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        log::error!("handler for {} panicked: {}", ctx.method.name, what);
+        Err(Failure::Rpc(ErrorObject::internal(
+            "the handler failed unexpectedly",
+        )))
+    })
 }
 
 thread_local! {
