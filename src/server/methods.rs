@@ -30,7 +30,7 @@ pub(crate) enum Reply {
     Value(Value),
     /// A tool's result, made a value only where something needs one
     /// (an interceptor, the 2026-07-28 decoration, a sink that takes only
-    /// messages); a sink that can is given it as it is
+    /// messages); the stdout and HTTP stream sinks are given it as it is
     /// ([`Sink::send_tool_result`](super::Sink::send_tool_result)).
     Tool(CallToolResult),
 }

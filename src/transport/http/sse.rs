@@ -21,7 +21,8 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 
 use parking_lot::Mutex;
 
-use crate::jsonrpc::{ErrorCode, Message, RequestId};
+use crate::jsonrpc::{write_result_to, ErrorCode, Message, RequestId};
+use crate::protocol::CallToolResult;
 use crate::server::Sink;
 
 /// What a stream's writer is given.
@@ -322,8 +323,22 @@ impl Stream {
             (Message::Response(r), Some(id)) => r.id.as_ref() == Some(id),
             _ => false,
         };
-        let json: Arc<str> = Arc::from(message.to_json_string());
-        let kind = Kind::of(message);
+        self.push_json(Arc::from(message.to_json_string()), Kind::of(message), ends)
+    }
+
+    /// Queues the response to `id` whose result is `result`, written
+    /// straight from it.
+    fn push_result(&self, id: &RequestId, result: &CallToolResult) -> bool {
+        let mut json = Vec::with_capacity(256);
+        // Writing to a Vec cannot fail, and every map key is a string.
+        let _ = write_result_to(&mut json, id, result);
+        let json = String::from_utf8(json).unwrap_or_default();
+        let ends = self.response_to.as_ref() == Some(id);
+        self.push_json(Arc::from(json), Kind::Result, ends)
+    }
+
+    /// Queues one event's JSON; `ends` when it is this stream's response.
+    fn push_json(&self, json: Arc<str>, kind: Kind, ends: bool) -> bool {
         let mut state = self.state.lock();
         if state.finished {
             return false;
@@ -401,6 +416,10 @@ impl Sink for StreamSink {
             return false;
         }
         self.0.push(&message)
+    }
+
+    fn send_tool_result(&self, id: &RequestId, result: &CallToolResult) -> Option<bool> {
+        Some(self.0.push_result(id, result))
     }
 
     fn end(&self) {
