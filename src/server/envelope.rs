@@ -201,10 +201,15 @@ fn stamp(object: &mut JsonObject, server_info: &Implementation) {
         .entry("_meta")
         .or_insert_with(|| Value::Object(JsonObject::new()));
     if let Value::Object(meta_object) = meta_value {
-        meta_object
-            .entry(meta::SERVER_INFO)
-            .or_insert_with(|| serde_json::to_value(server_info).unwrap_or(Value::Null));
+        stamp_meta(meta_object, server_info);
     }
+}
+
+/// RES-3 on a result's `_meta` object itself.
+pub(crate) fn stamp_meta(meta_object: &mut JsonObject, server_info: &Implementation) {
+    meta_object
+        .entry(meta::SERVER_INFO)
+        .or_insert_with(|| serde_json::to_value(server_info).unwrap_or(Value::Null));
 }
 
 #[cfg(test)]

@@ -32,15 +32,33 @@ pub(crate) enum Reply {
     /// (an interceptor, the 2026-07-28 decoration, a sink that takes only
     /// messages); the stdout and HTTP stream sinks are given it as it is
     /// ([`Sink::send_tool_result`](super::Sink::send_tool_result)).
-    Tool(CallToolResult),
+    Tool {
+        result: CallToolResult,
+        /// Decorated for 2026-07-28: `_meta` stamped, `resultType` due.
+        complete: bool,
+    },
 }
 
 impl Reply {
+    /// A tool's result, not decorated yet.
+    pub(crate) fn tool(result: CallToolResult) -> Reply {
+        Reply::Tool {
+            result,
+            complete: false,
+        }
+    }
+
     /// The result as a JSON value.
     pub(crate) fn into_value(self) -> Answer {
         match self {
             Reply::Value(value) => Ok(value),
-            Reply::Tool(result) => super::inline::to_value(result),
+            Reply::Tool { result, complete } => {
+                let answer = super::ToolAnswer {
+                    result: &result,
+                    complete,
+                };
+                super::inline::to_value(answer)
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ pub(crate) use caller::Caller;
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use run::current_request;
-pub(crate) use sink::{ChannelSink, NullSink, Sink};
+pub(crate) use sink::{ChannelSink, NullSink, Sink, ToolAnswer};
 #[cfg(feature = "fuzzing")]
 pub(crate) use uri_template::UriTemplate;
 
@@ -213,6 +213,12 @@ impl ServerInner {
     /// Declares a kind when its first item is added while serving.
     fn declare(&self, add: impl FnOnce(&mut ServerCapabilities)) {
         add(&mut self.capabilities.write());
+    }
+
+    /// RES-3's server info in a result's `_meta` (a typed result's part of
+    /// [`decorate`](Self::decorate); `resultType` is added as it is written).
+    pub(crate) fn stamp(&self, meta: &mut crate::JsonObject) {
+        envelope::stamp_meta(meta, &self.info)
     }
 
     /// Decorates a 2026-07-28 result of `method` (see

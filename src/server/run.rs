@@ -22,7 +22,7 @@ use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{
     CallToolRequestParams, CallToolResult, Era, GetPromptRequestParams, ReadResourceRequestParams,
 };
-use crate::server::Sink;
+use crate::server::{Sink, ToolAnswer};
 use crate::session::Session;
 use crate::{Error, ErrorKind};
 
@@ -160,8 +160,18 @@ fn conclude(
                     request.method
                 );
             }
-            let value = reply.into_value()?;
-            Ok(Reply::Value(server.decorate(value, ctx.method)))
+            match reply {
+                Reply::Tool { mut result, .. } if !ctx.method.cacheable => {
+                    server.stamp(result.meta.get_or_insert_with(Default::default));
+                    Ok(Reply::Tool {
+                        result,
+                        complete: true,
+                    })
+                }
+                reply => Ok(Reply::Value(
+                    server.decorate(reply.into_value()?, ctx.method),
+                )),
+            }
         }
         (Ok(reply), ClientLink::Connection { .. }) => Ok(reply),
         (Err(Failure::Rpc(error)), _) => Err(error),
@@ -210,10 +220,16 @@ fn respond(
     answer: Result<Reply, ErrorObject>,
 ) -> RequestStatus {
     let answer = match answer {
-        Ok(Reply::Tool(result)) => match sink.send_tool_result(&id, &result) {
-            Some(_) => return RequestStatus::Ok,
-            None => super::inline::to_value(result),
-        },
+        Ok(Reply::Tool { result, complete }) => {
+            let answer = ToolAnswer {
+                result: &result,
+                complete,
+            };
+            match sink.send_tool_result(&id, &answer) {
+                Some(_) => return RequestStatus::Ok,
+                None => super::inline::to_value(answer),
+            }
+        }
         Ok(reply) => reply.into_value(),
         Err(error) => Err(error),
     };
@@ -246,7 +262,7 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
             Err(e) => tool_error(ctx, e)?,
         },
     };
-    Ok(Reply::Tool(result))
+    Ok(Reply::tool(result))
 }
 
 /// A tool that declares an `outputSchema` must return `structuredContent`

@@ -15,8 +15,7 @@ use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
 use crate::jsonrpc::{write_result_to, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
-use crate::protocol::CallToolResult;
-use crate::server::{Received, Sink};
+use crate::server::{Received, Sink, ToolAnswer};
 use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 
@@ -227,7 +226,7 @@ impl Sink for StdoutSink {
         self.0.send(&message)
     }
 
-    fn send_tool_result(&self, id: &RequestId, result: &CallToolResult) -> Option<bool> {
-        Some(self.0.send_with(|line| write_result_to(line, id, result)))
+    fn send_tool_result(&self, id: &RequestId, answer: &ToolAnswer<'_>) -> Option<bool> {
+        Some(self.0.send_with(|line| write_result_to(line, id, answer)))
     }
 }

@@ -22,8 +22,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use parking_lot::Mutex;
 
 use crate::jsonrpc::{write_result_to, ErrorCode, Message, RequestId};
-use crate::protocol::CallToolResult;
-use crate::server::Sink;
+use crate::server::{Sink, ToolAnswer};
 
 /// What a stream's writer is given.
 #[derive(Debug, Clone)]
@@ -328,7 +327,7 @@ impl Stream {
 
     /// Queues the response to `id` whose result is `result`, written
     /// straight from it.
-    fn push_result(&self, id: &RequestId, result: &CallToolResult) -> bool {
+    fn push_result(&self, id: &RequestId, result: &ToolAnswer<'_>) -> bool {
         let mut json = Vec::with_capacity(256);
         // Writing to a Vec cannot fail, and every map key is a string.
         let _ = write_result_to(&mut json, id, result);
@@ -418,7 +417,7 @@ impl Sink for StreamSink {
         self.0.push(&message)
     }
 
-    fn send_tool_result(&self, id: &RequestId, result: &CallToolResult) -> Option<bool> {
+    fn send_tool_result(&self, id: &RequestId, result: &ToolAnswer<'_>) -> Option<bool> {
         Some(self.0.push_result(id, result))
     }
 
