@@ -77,6 +77,10 @@ if [ "$QUICK" = 0 ]; then
     step interop-oauth bash scripts/interop-oauth.sh
     step interop-client bash scripts/interop-client.sh
     step multi-instance bash scripts/multi-instance.sh
+    # The 10,000-connection measurement (DESIGN.md section 20), at 200:
+    # every stream must get one notify_changed.
+    step connections bash -c \
+        "cargo build --release --example everything && python3 scripts/ten-thousand.py --n 200"
     step conformance bash scripts/conformance-run.sh
     step conformance-client bash scripts/conformance-client.sh
     step msrv bash scripts/msrv-check.sh
