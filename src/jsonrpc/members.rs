@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -67,7 +67,10 @@ impl<'de> Visitor<'de> for MembersVisitor {
                 Name::Result => &mut members.result,
                 Name::Error => &mut members.error,
                 Name::Other => {
-                    map.next_value::<IgnoredAny>()?;
+                    // Read as a value and dropped, not skipped: skipping
+                    // checks less (UTF-8, surrogates, number range, depth)
+                    // than reading, and both paths must refuse alike.
+                    map.next_value::<Value>()?;
                     continue;
                 }
             };
@@ -183,6 +186,27 @@ mod tests {
         let (direct, via_value) = both(text);
         assert_eq!(direct, via_value);
         assert!(matches!(direct, Ok(Message::Request(_))));
+    }
+
+    // BASE-1: text that is not JSON is -32700 wherever it sits, in a
+    // member outside JSON-RPC too (bytes that are not UTF-8, a lone
+    // surrogate, a number out of range, nesting past serde_json's limit).
+    #[test]
+    fn bad_json_in_other_members_is_a_parse_error() {
+        let head = br#"{"jsonrpc":"2.0","id":1,"method":"ping","x":"#.to_vec();
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let tails: [&[u8]; 4] = [b"\"\xFF\"}", br#""\ud800"}"#, b"1e400}", deep.as_bytes()];
+        for tail in tails {
+            let mut text = head.clone();
+            text.extend_from_slice(tail);
+            if tail == deep.as_bytes() {
+                text.push(b'}');
+            }
+            match Message::parse(&text) {
+                Err(e) => assert_eq!(e.error.code, crate::jsonrpc::ErrorCode::PARSE_ERROR),
+                Ok(m) => panic!("{:?} was read as {:?}", String::from_utf8_lossy(&text), m),
+            }
+        }
     }
 
     // Malformed messages get the same answer on both paths, including a
