@@ -8,8 +8,18 @@
 //! make the URI not match. In `{+name}` values, escapes of reserved
 //! characters (`%2F`, `%3F`, …) stay encoded, so that a decoded `/` is
 //! always a separator the URI had (RFC 6570 §3.2.3).
+//!
+//! The URI is the peer's: matching is bounded. A variable ends only where
+//! what follows can start (the next literal, or the end of the URI), a
+//! (part, position) that failed once is not tried again, and a match that
+//! takes more than [`MATCH_BUDGET`] steps (positions tried plus bytes
+//! decoded) does not match.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+/// Most steps one match may take (positions tried plus bytes decoded);
+/// past it the URI does not match the template (DESIGN.md §6).
+pub(crate) const MATCH_BUDGET: usize = 4_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Part {
@@ -54,8 +64,14 @@ impl UriTemplate {
 
     /// The variables of `uri`, or `None` if it does not match.
     pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut search = Search {
+            parts: &self.parts,
+            uri,
+            failed: HashSet::new(),
+            steps: 0,
+        };
         let mut vars = BTreeMap::new();
-        if match_parts(&self.parts, uri, &mut vars) {
+        if search.from(0, 0, &mut vars) {
             Some(vars)
         } else {
             None
@@ -63,30 +79,72 @@ impl UriTemplate {
     }
 }
 
-fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>) -> bool {
-    match parts.split_first() {
-        None => input.is_empty(),
-        Some((Part::Literal(lit), rest)) => {
-            input.starts_with(lit.as_str()) && match_parts(rest, &input[lit.len()..], vars)
+/// One match of a URI against a template's parts.
+struct Search<'a> {
+    parts: &'a [Part],
+    uri: &'a str,
+    /// (part, position) pairs known not to match.
+    failed: HashSet<(usize, usize)>,
+    steps: usize,
+}
+
+impl Search<'_> {
+    /// Whether parts `k..` match the URI from byte `at`; on success their
+    /// variables are in `vars`.
+    fn from(&mut self, k: usize, at: usize, vars: &mut BTreeMap<String, String>) -> bool {
+        if self.steps > MATCH_BUDGET || self.failed.contains(&(k, at)) {
+            return false;
         }
-        Some((Part::Var { name, reserved }, rest)) => {
-            // Try every end position, shortest first, within the allowed set.
-            for (i, c) in input.char_indices() {
-                if !reserved && matches!(c, '/' | '?' | '#') {
-                    break;
-                }
-                let end = i + c.len_utf8();
-                let value = match percent_decode(&input[..end], *reserved) {
-                    Some(value) => value,
-                    None => continue,
-                };
-                if match_parts(rest, &input[end..], vars) {
-                    vars.insert(name.clone(), value);
-                    return true;
-                }
+        let input = &self.uri[at..];
+        let matched = match self.parts.get(k) {
+            None => input.is_empty(),
+            Some(Part::Literal(lit)) => {
+                input.starts_with(lit.as_str()) && self.from(k + 1, at + lit.len(), vars)
             }
-            false
+            Some(Part::Var { name, reserved }) => self.var(k, at, (name, *reserved), vars),
+        };
+        if !matched {
+            self.failed.insert((k, at));
         }
+        matched
+    }
+
+    /// Tries every end of variable `k` from `at`, shortest first, within
+    /// its allowed characters, where what follows it can start.
+    fn var(
+        &mut self,
+        k: usize,
+        at: usize,
+        (name, reserved): (&str, bool),
+        vars: &mut BTreeMap<String, String>,
+    ) -> bool {
+        let input = &self.uri[at..];
+        for (i, c) in input.char_indices() {
+            self.steps += 1;
+            if self.steps > MATCH_BUDGET || (!reserved && matches!(c, '/' | '?' | '#')) {
+                return false;
+            }
+            let end = i + c.len_utf8();
+            let rest = &input[end..];
+            let can_follow = match self.parts.get(k + 1) {
+                None => rest.is_empty(),
+                Some(Part::Literal(lit)) => rest.starts_with(lit.as_str()),
+                Some(Part::Var { .. }) => !rest.is_empty(),
+            };
+            if !can_follow {
+                continue;
+            }
+            self.steps += end;
+            let value = match percent_decode(&input[..end], reserved) {
+                Some(value) => value,
+                None => continue,
+            };
+            if self.from(k + 1, at + end, vars) {
+                vars.insert(name.to_string(), value);
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -152,6 +210,32 @@ mod tests {
             (vars["table"].as_str(), vars["row"].as_str()),
             ("users", "42")
         );
+    }
+
+    // A URI is the peer's: a template with many variables in a row and a
+    // long URI that almost matches stay within the budget (before, this
+    // tried every split of 20,000 characters into seven parts).
+    #[test]
+    fn matching_is_bounded() {
+        let t = UriTemplate::parse("x://{a}{b}{c}{d}{e}{+f}{#g}!");
+        let long = format!("x://{}", "a".repeat(20_000));
+        let mut search = Search {
+            parts: &t.parts,
+            uri: &long,
+            failed: HashSet::new(),
+            steps: 0,
+        };
+        assert!(!search.from(0, 0, &mut BTreeMap::new()));
+        assert!(
+            search.steps <= MATCH_BUDGET + 20_000,
+            "{} steps",
+            search.steps
+        );
+        // And a long URI that does match still matches.
+        let one = UriTemplate::parse("file:///{+path}");
+        let path = "p/".repeat(50_000);
+        let vars = one.matches(&format!("file:///{}", path)).unwrap();
+        assert_eq!(vars["path"], path);
     }
 
     // RFC 6570 §3.2.1: simple expansion percent-encodes, so matching
