@@ -11,7 +11,9 @@
 # Environment:
 #   MCP_CONFORMANCE_SPEC_VERSION  wire and scenario filter: 2026-07-28 (default)
 #                                 or 2025-11-25
-#   MCP_CONFORMANCE_SUITE         all (default): every scenario that applies at the
+#   MCP_CONFORMANCE_SUITE         extensions: the extension scenarios (tasks-*,
+#                                 sep-2640-skills-*), each at the wire the suite
+#                                 picks; all (default): every scenario that applies at the
 #                                 version (`list --server --spec-version V`, pending
 #                                 ones included); required: only the version's frozen
 #                                 scored set (`list --server --requirements V`)
@@ -46,7 +48,7 @@ VERBOSE=${MCP_CONFORMANCE_VERBOSE:-0}
 URL=http://127.0.0.1:3000/mcp
 if [[ $# -gt 0 && $1 == *://* ]]; then URL=$1; shift; fi
 case "${1:-}" in
-  -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 SCENARIOS=("$@")
 
@@ -63,8 +65,8 @@ case $SPEC in
   *) die "MCP_CONFORMANCE_SPEC_VERSION must be 2026-07-28 or 2025-11-25, not '$SPEC'" ;;
 esac
 case $SET in
-  all|required) ;;
-  *) die "MCP_CONFORMANCE_SUITE must be 'all' or 'required', not '$SET'" ;;
+  all|required|extensions) ;;
+  *) die "MCP_CONFORMANCE_SUITE must be 'all', 'required' or 'extensions', not '$SET'" ;;
 esac
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/install-suite.sh"
@@ -84,6 +86,9 @@ server_scenarios() {
 if [[ ${#SCENARIOS[@]} -eq 0 ]]; then
   if [[ $SET == required ]]; then
     mapfile -t SCENARIOS < <(server_scenarios --requirements "$SPEC")
+  elif [[ $SET == extensions ]]; then
+    mapfile -t SCENARIOS < <("$NODE" "$CLI" list --server |
+      sed -n 's/^  - \([^ ]*\) \[extension\].*/\1/p')
   else
     mapfile -t SCENARIOS < <(server_scenarios --spec-version "$SPEC")
   fi
@@ -102,8 +107,11 @@ fi
 echo "conformance-next: suite $VERSION at $SPEC, ${#SCENARIOS[@]} scenarios ($SET), $URL" >&2
 passed=0 failed=0 skipped=0
 for s in "${SCENARIOS[@]}"; do
+  # Extension scenarios name no spec version: the suite picks their wire.
+  version=(--spec-version "$SPEC")
+  [[ $SET == extensions ]] && version=()
   out=$(timeout -k 5 "$TIMEOUT" "$NODE" "$CLI" server --url "$URL" --scenario "$s" \
-    --spec-version "$SPEC" 2>&1)
+    ${version[@]+"${version[@]}"} 2>&1)
   rc=$?
   # The suite hard-codes ANSI colours; drop them unless printing to a terminal.
   [[ -t 1 ]] || out=$(sed $'s/\e\\[[0-9;]*m//g' <<< "$out")

@@ -5,7 +5,8 @@
 #   2. the 0.2.0 alpha at 2026-07-28 (scripts/conformance-next.sh): the frozen
 #      scored set plus the pending header scenarios http-header-validation and
 #      http-custom-header-server-validation;
-#   3. the 0.2.0 alpha at 2025-11-25: every scenario that applies there.
+#   3. the 0.2.0 alpha at 2025-11-25: every scenario that applies there;
+#   4. the 0.2.0 alpha's extension scenarios (tasks-*, sep-2640-skills-*).
 #
 # Usage: scripts/conformance-run.sh [SCENARIO...]
 #   SCENARIO   run only these scenarios, in each run where they exist (a
@@ -24,7 +25,7 @@ BIN=$TARGET/release/examples/everything
 HEADER_SCENARIOS="http-header-validation http-custom-header-server-validation"
 
 case "${1:-}" in
-  -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 SCENARIOS=("$@")
 
@@ -108,6 +109,8 @@ if [[ ${#SCENARIOS[@]} -eq 0 ]]; then
   run "suite 0.2.0-alpha.12 at 2025-11-25" \
     env MCP_CONFORMANCE_SPEC_VERSION=2025-11-25 MCP_CONFORMANCE_SUITE=all \
     "$ROOT/scripts/conformance-next.sh" "$URL"
+  run "suite 0.2.0-alpha.12 extensions (tasks, skills)" \
+    env MCP_CONFORMANCE_SUITE=extensions "$ROOT/scripts/conformance-next.sh" "$URL"
 else
   # Make sure both suites are installed (pointed at a closed port, the
   # scripts only install), then keep the named scenarios each one knows.

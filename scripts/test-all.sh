@@ -46,6 +46,10 @@ step() {
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step clippy-sealed-state cargo clippy --all-targets --features sealed-state -- -D warnings
+# Without the default `tasks` and `skills` features (the static binary's
+# build): clippy, the unit tests and the in-memory dispatcher's tests.
+step no-default-features bash -c \
+    'cargo clippy --all-targets --no-default-features -- -D warnings && cargo test --no-default-features --lib && cargo test --no-default-features --test tests memory::'
 # The stdio tests run the example binaries: build them as programs first
 # (`--all-targets` alone builds examples as test harnesses only).
 step build-examples cargo build --examples

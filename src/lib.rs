@@ -313,7 +313,9 @@
 //! with resumption, DNS-rebinding protection). MCP 2026-07-28:
 //! `server/discover`, the per-request `_meta` envelope, result decoration,
 //! `subscriptions/listen`, multi round-trip requests, and the HTTP header
-//! checks. Not implemented: tasks. The client speaks both eras over stdio
+//! checks. Tasks: 2025-11-25 experimental tasks and the 2026-07-28 tasks
+//! extension (`io.modelcontextprotocol/tasks`, SEP-2663), on the server
+//! ([`RequestContext::start_task`], [`TaskStore`]). The client speaks both eras over stdio
 //! and `http://`, and `https://` with the `tls` feature.
 //!
 //! Doc comments and tests cite requirements by short ids such as `LC-8`
@@ -341,6 +343,8 @@ mod protocol;
 mod serve;
 mod server;
 mod session;
+#[cfg(feature = "skills")]
+mod sha256;
 #[cfg(test)]
 #[cfg_attr(test, allow(unsafe_code))]
 mod test_alloc;
@@ -380,6 +384,11 @@ pub use transport::http::{
 #[cfg(feature = "sealed-state")]
 pub use server::SealedStateCodec;
 pub use server::{Change, ChangeBus, ChangeEvent};
+
+// Tasks (2025-11-25 experimental; the 2026-07-28 tasks extension).
+pub use protocol::{TaskMetadata, TaskStatus, TaskSupport, ToolExecution};
+#[cfg(feature = "tasks")]
+pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 // The blocking client.
 pub use client::{
@@ -426,7 +435,7 @@ pub use protocol::{LoggingLevel, LoggingMessageNotificationParams, SetLevelReque
 pub use protocol::{ProgressNotificationParams, ProgressToken};
 // Method, notification, `_meta` key and version names, as the spec spells
 // them.
-pub use protocol::{meta, methods, notifications, versions};
+pub use protocol::{extensions, meta, methods, notifications, versions};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

@@ -283,6 +283,8 @@ impl Session {
             self.cancel_nested(entry.nested, Some(reason), None);
             entry.sink.end();
         }
+        // Its tasks' results can no longer be fetched.
+        self.server.tasks.cancel_where(Some(self.key), reason);
         let listen = &self.server.listen;
         match by {
             Closing::ClientLeft => listen.forget_owner(self.key),

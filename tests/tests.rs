@@ -21,5 +21,9 @@ mod hardening;
 mod http;
 mod memory;
 mod modern;
+#[cfg(feature = "skills")]
+mod skills;
 mod stdio;
 mod surface;
+#[cfg(feature = "tasks")]
+mod tasks;

@@ -83,6 +83,8 @@ use tiny_mcp::{
 mod auth;
 mod deploy;
 mod redis;
+#[cfg(feature = "tasks")]
+mod tasks;
 
 // ---------------------------------------------------------------------------
 // Fixed data
@@ -254,7 +256,7 @@ fn main() {
         }
     };
     let protected = options.auth.is_some();
-    let mut builder = everything();
+    let mut builder = with_skills(with_tasks(everything()));
     if let Some(n) = options.max_listen_streams {
         builder = builder.max_listen_streams(n);
     }
@@ -342,6 +344,37 @@ fn build_server(builder: ServerBuilder, protected: bool) -> Server {
         auth::scoped(builder).build()
     } else {
         builder.build()
+    }
+}
+
+/// The task fixtures of the suite's tasks scenarios (`tasks.rs`), when
+/// the crate has tasks (its default `tasks` feature).
+fn with_tasks(builder: ServerBuilder) -> ServerBuilder {
+    #[cfg(feature = "tasks")]
+    let builder = tasks::add(builder);
+    builder
+}
+
+/// Without the crate's `skills` feature: no skills. With it, the skills of
+/// the suite's skills scenarios (SEP-2640): the example's
+/// own `skills/` folder, found where it was built; left out (with a
+/// warning) when that folder is gone.
+#[cfg(not(feature = "skills"))]
+fn with_skills(builder: ServerBuilder) -> ServerBuilder {
+    builder
+}
+
+/// As above, with the crate's `skills` feature.
+#[cfg(feature = "skills")]
+fn with_skills(builder: ServerBuilder) -> ServerBuilder {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/everything/skills");
+    if !std::path::Path::new(dir).is_dir() {
+        log::warn!("no skills: {} is not a directory", dir);
+        return builder;
+    }
+    match builder.skills_dir(dir) {
+        Ok(builder) => builder,
+        Err(err) => exit_with_error(&err),
     }
 }
 
@@ -870,7 +903,8 @@ fn test_elicitation_sep1330_enums(
     ctx: &RequestContext,
     _args: JsonObject,
 ) -> Result<CallToolResult, Error> {
-    let schema = json!({
+    let schema = literal(
+        r#"{
         "type": "object",
         "properties": {
             "untitledSingle": {
@@ -915,7 +949,8 @@ fn test_elicitation_sep1330_enums(
             }
         },
         "required": []
-    });
+    }"#,
+    );
     elicit_form(
         ctx,
         "Please select options from the enum fields",
@@ -933,7 +968,10 @@ fn test_elicitation_sep1330_enums(
 /// The SDK only checks `required` and the property types, so the handler
 /// sees arguments that may break the rest.
 fn json_schema_2020_12() -> Value {
-    json!({
+    // At least one way to reach the person (allOf), and the one named by
+    // contactMethod (if/then/else).
+    literal(
+        r##"{
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
@@ -953,11 +991,9 @@ fn json_schema_2020_12() -> Value {
             "phone": { "type": "string" },
             "email": { "type": "string" }
         },
-        // At least one way to reach the person...
         "allOf": [
             { "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }
         ],
-        // ...and the one named by contactMethod.
         "if": {
             "properties": { "contactMethod": { "const": "phone" } },
             "required": ["contactMethod"]
@@ -965,7 +1001,14 @@ fn json_schema_2020_12() -> Value {
         "then": { "required": ["phone"] },
         "else": { "required": ["email"] },
         "additionalProperties": false
-    })
+    }"##,
+    )
+}
+
+/// A JSON literal of this file, parsed (smaller code than `json!` for a
+/// large one: the static binary counts its bytes).
+fn literal(text: &str) -> Value {
+    serde_json::from_str(text).expect("a JSON literal of the example")
 }
 
 fn json_schema_2020_12_tool(

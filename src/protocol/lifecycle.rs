@@ -93,6 +93,15 @@ impl ClientCapabilities {
     pub fn supports_elicitation_url(&self) -> bool {
         matches!(&self.elicitation, Some(e) if e.contains_key("url"))
     }
+
+    /// `true` if the client declared the extension `id` under
+    /// `extensions` (2026-07-28, e.g. `io.modelcontextprotocol/tasks`).
+    pub fn supports_extension(&self, id: &str) -> bool {
+        match self.extra.get("extensions") {
+            Some(Value::Object(extensions)) => extensions.contains_key(id),
+            _ => false,
+        }
+    }
 }
 
 /// What a server offers, derived from what was registered.
@@ -122,6 +131,27 @@ pub struct ServerCapabilities {
     /// Experimental capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<JsonObject>,
+    /// 2025-11-25 tasks: `{"list"?, "cancel"?, "requests"?: {"tools"?:
+    /// {"call"?}}}` (basic/utilities/tasks). Declared in `initialize` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<JsonObject>,
+    /// 2026-07-28 extensions by identifier (e.g.
+    /// `io.modelcontextprotocol/tasks`), each with its settings object.
+    /// Declared in `server/discover` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<JsonObject>,
+}
+
+impl ServerCapabilities {
+    /// What `initialize` declares: without the 2026-07-28 `extensions`.
+    pub(crate) fn for_era(&self, era: super::Era) -> ServerCapabilities {
+        let mut capabilities = self.clone();
+        match era {
+            super::Era::V2025_11_25 => capabilities.extensions = None,
+            super::Era::V2026_07_28 => capabilities.tasks = None,
+        }
+        capabilities
+    }
 }
 
 /// `{"listChanged"?: bool}`.

@@ -17,6 +17,7 @@ mod roots;
 mod sampling;
 #[cfg(feature = "schemars")]
 mod schema;
+mod tasks;
 mod tools;
 
 pub use completion::*;
@@ -29,6 +30,7 @@ pub use prompts::*;
 pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
+pub use tasks::*;
 pub use tools::*;
 
 use serde::{Deserialize, Serialize};
@@ -103,6 +105,16 @@ pub mod meta {
     pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
     /// The listen request's id, stamped on every message of its stream.
     pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+    /// `{"taskId"}` on the messages related to a task (2025-11-25, TASK-7).
+    pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+}
+
+/// Extension identifiers (2026-07-28 `capabilities.extensions` keys).
+pub mod extensions {
+    /// Tasks (SEP-2663): `tools/call` may answer with a task handle.
+    pub const TASKS: &str = "io.modelcontextprotocol/tasks";
+    /// Skills (SEP-2640): skills served as resources.
+    pub const SKILLS: &str = "io.modelcontextprotocol/skills";
 }
 
 /// Method names, spelled as the spec spells them.
@@ -143,6 +155,22 @@ pub mod methods {
     pub const SERVER_DISCOVER: &str = "server/discover";
     /// `subscriptions/listen` (2026-07-28)
     pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+    /// `tasks/get` (2025-11-25 tasks; the 2026-07-28 tasks extension)
+    pub const TASKS_GET: &str = "tasks/get";
+    /// `tasks/result` (2025-11-25 tasks only)
+    pub const TASKS_RESULT: &str = "tasks/result";
+    /// `tasks/list` (2025-11-25 tasks only)
+    pub const TASKS_LIST: &str = "tasks/list";
+    /// `tasks/cancel` (both)
+    pub const TASKS_CANCEL: &str = "tasks/cancel";
+    /// `tasks/update` (the 2026-07-28 tasks extension only)
+    pub const TASKS_UPDATE: &str = "tasks/update";
+    /// `skills/list` (the 2026-07-28 skills extension)
+    pub const SKILLS_LIST: &str = "skills/list";
+    /// `skills/get` (the 2026-07-28 skills extension)
+    pub const SKILLS_GET: &str = "skills/get";
+    /// `resources/directory/read` (the 2026-07-28 skills extension)
+    pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 }
 
 /// Notification method names.
@@ -169,6 +197,8 @@ pub mod notifications {
     pub const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
     /// `notifications/subscriptions/acknowledged` (2026-07-28)
     pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+    /// `notifications/tasks/status` (2025-11-25 tasks)
+    pub const TASKS_STATUS: &str = "notifications/tasks/status";
 }
 
 /// The name and version of a client or server.

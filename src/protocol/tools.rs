@@ -35,6 +35,9 @@ pub struct Tool {
     /// Icons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Icon>>,
+    /// How it runs: whether its calls may be tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<super::ToolExecution>,
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,
@@ -62,6 +65,7 @@ impl Tool {
             output_schema: None,
             annotations: None,
             icons: None,
+            execution: None,
             meta: None,
         }
     }
@@ -105,6 +109,25 @@ impl Tool {
         self
     }
 
+    /// Sets `execution.taskSupport`: whether calls may run as tasks
+    /// (basic/utilities/tasks, 2025-11-25; SEP-2663). A server with such a
+    /// tool declares tasks: `capabilities.tasks` in 2025-11-25 and the
+    /// `io.modelcontextprotocol/tasks` extension in 2026-07-28.
+    pub fn with_task_support(mut self, support: super::TaskSupport) -> Tool {
+        self.execution = Some(super::ToolExecution {
+            task_support: Some(support),
+        });
+        self
+    }
+
+    /// `execution.taskSupport`, `forbidden` when absent.
+    pub fn task_support(&self) -> super::TaskSupport {
+        self.execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or(super::TaskSupport::Forbidden)
+    }
+
     /// Sets `_meta`.
     pub fn with_meta(mut self, meta: JsonObject) -> Tool {
         self.meta = Some(meta);
@@ -146,6 +169,9 @@ pub struct CallToolRequestParams {
     /// The arguments; absent means `{}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<JsonObject>,
+    /// 2025-11-25: run the call as a task (basic/utilities/tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<super::TaskMetadata>,
     /// Request metadata (`progressToken`, …).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,

@@ -26,6 +26,11 @@ use crate::protocol::{
     ServerCapabilities, Tool,
 };
 
+mod extensions;
+
+#[cfg(feature = "tasks")]
+use super::tasks::{TaskLimits, TaskStore};
+
 /// The hook of [`ServerBuilder::on_request_finished`].
 pub(crate) type RequestHook = Box<dyn Fn(&RequestOutcome) + Send + Sync>;
 
@@ -73,6 +78,12 @@ pub struct ServerBuilder {
     scopes: ScopePolicy,
     interceptors: Vec<Box<dyn Interceptor>>,
     bus: Option<Box<dyn ChangeBus>>,
+    #[cfg(feature = "tasks")]
+    task_store: Option<Box<dyn TaskStore>>,
+    #[cfg(feature = "tasks")]
+    task_limits: Option<TaskLimits>,
+    #[cfg(feature = "skills")]
+    skills: Arc<super::skills::SkillSet>,
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -98,6 +109,12 @@ impl ServerBuilder {
             scopes: ScopePolicy::default(),
             interceptors: Vec::new(),
             bus: None,
+            #[cfg(feature = "tasks")]
+            task_store: None,
+            #[cfg(feature = "tasks")]
+            task_limits: None,
+            #[cfg(feature = "skills")]
+            skills: Arc::default(),
         }
     }
 
@@ -536,10 +553,28 @@ impl ServerBuilder {
                 item
             );
         }
-        let capabilities = match &self.capabilities {
+        #[cfg_attr(not(any(feature = "tasks", feature = "skills")), allow(unused_mut))]
+        let mut capabilities = match &self.capabilities {
             Some(capabilities) => capabilities.clone(),
             None => self.derived_capabilities(),
         };
+        #[cfg(feature = "tasks")]
+        if self.capabilities.is_none()
+            && (self.registry.has_task_tools()
+                || self.task_limits.is_some()
+                || self.task_store.is_some())
+        {
+            super::tasks::declare(&mut capabilities);
+        }
+        #[cfg(feature = "skills")]
+        if self.capabilities.is_none()
+            && self
+                .skills
+                .offered
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            super::skills::declare(&mut capabilities);
+        }
         Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -559,7 +594,16 @@ impl ServerBuilder {
                 scopes: self.scopes,
                 interceptors: self.interceptors,
                 bus: self.bus,
+                #[cfg(feature = "tasks")]
+                tasks: super::tasks::Tasks::new(
+                    self.task_store,
+                    self.task_limits.unwrap_or_default(),
+                ),
+                #[cfg(not(feature = "tasks"))]
+                tasks: super::tasks::Tasks,
                 instance_id: uuid::Uuid::new_v4().to_string(),
+                #[cfg(feature = "skills")]
+                skills: self.skills,
             }),
         }
     }

@@ -68,6 +68,7 @@ impl ServerInner {
             closer();
         }
         self.listen.close_all(&self.info);
+        self.tasks.cancel_where(None, "the server is closing");
         let handlers = std::mem::take(&mut *self.registry.write());
         drop::<Registry>(handlers);
     }

@@ -15,6 +15,7 @@ use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
 use super::input::{InputRequest, InputResponses, Rounds};
 use super::methods::Method;
+use super::tasks::{self, TaskRun, TaskSlot};
 use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
@@ -52,6 +53,8 @@ pub struct RequestContext {
     /// A quick tool's call, run on the thread that reads the client: it
     /// cannot wait for an answer from the client.
     pub(crate) quick: bool,
+    /// Whether the request may become a task, or is one.
+    pub(crate) task: Mutex<TaskSlot>,
 }
 
 /// How a request reaches its client, chosen once per request (DESIGN.md
@@ -188,6 +191,55 @@ impl RequestContext {
         }
     }
 
+    /// Turns this `tools/call` into a task, if it may become one: the
+    /// client is answered at once with a `CreateTaskResult`, and what the
+    /// handler returns from now on is kept as the task's result, for
+    /// `tasks/get` (2026-07-28) or `tasks/result` (2025-11-25). Calls to the
+    /// client still block: inside a task they wait for `tasks/update`
+    /// (2026-07-28) or the client's answer (2025-11-25).
+    ///
+    /// Calls of a tool with task support become tasks before the handler
+    /// runs, unless it was registered with
+    /// [`ServerBuilder::tasks_start_in_handler`](crate::ServerBuilder::tasks_start_in_handler);
+    /// then the handler calls this when it wants (after asking the client
+    /// in the request itself, say). Returns `Ok(true)` once the call is a
+    /// task, `Ok(false)` when it cannot be one (the tool has no task
+    /// support, the client did not ask for one in 2025-11-25 or did not
+    /// declare the tasks extension in 2026-07-28, a quick tool): the
+    /// handler then goes on as a plain call.
+    ///
+    /// # Errors
+    ///
+    /// When the task store or the running tasks are at their limit
+    /// ([`TaskLimits`](crate::TaskLimits)), or the request was cancelled.
+    ///
+    /// Spec: basic/utilities/tasks (2025-11-25); SEP-2663 "Task Creation".
+    pub fn start_task(&self) -> Result<bool, Error> {
+        tasks::start(self)
+    }
+
+    /// The id of the task this call became, if it became one.
+    pub fn task_id(&self) -> Option<String> {
+        self.running_task().map(|run| run.id.clone())
+    }
+
+    /// The task this call runs as.
+    pub(crate) fn running_task(&self) -> Option<Arc<TaskRun>> {
+        match &*self.task.lock() {
+            TaskSlot::Running(run) => Some(Arc::clone(run)),
+            _ => None,
+        }
+    }
+
+    /// Where the handler's messages go: the request's sink, or once it is
+    /// a task, the task's.
+    fn out(&self) -> Arc<dyn Sink> {
+        match self.running_task() {
+            Some(run) => Arc::clone(&run.sink),
+            None => Arc::clone(&self.sink),
+        }
+    }
+
     /// A handle to the server, to change what it offers or notify clients.
     pub fn server(&self) -> ServerHandle {
         ServerHandle::new(Arc::clone(&self.session.server))
@@ -247,7 +299,7 @@ impl RequestContext {
         if let Some(message) = message {
             params.insert("message".into(), Value::from(message));
         }
-        self.sink.send(Message::notification(
+        self.out().send(Message::notification(
             notifications::PROGRESS,
             Some(Value::Object(params)),
         ));
@@ -317,7 +369,7 @@ impl RequestContext {
             params.insert("logger".into(), Value::from(logger));
         }
         params.insert("data".into(), data.into());
-        self.sink.send(Message::notification(
+        self.out().send(Message::notification(
             notifications::MESSAGE,
             Some(Value::Object(params)),
         ));
@@ -383,7 +435,7 @@ impl RequestContext {
         if let ClientLink::Retry { .. } = self.link {
             return;
         }
-        self.sink.send(Message::notification(
+        self.out().send(Message::notification(
             notifications::ELICITATION_COMPLETE,
             Some(serde_json::json!({ "elicitationId": elicitation_id })),
         ));
@@ -444,6 +496,9 @@ impl RequestContext {
                 return Err(missing(request.capability()));
             }
         }
+        if let (Some(run), Era::V2026_07_28) = (self.running_task(), self.era()) {
+            return tasks::ask_inputs(self, &run, requests).map(InputResponses);
+        }
         let rounds = match &self.link {
             ClientLink::Retry { rounds, .. } => rounds,
             ClientLink::Connection { .. } => {
@@ -501,6 +556,12 @@ impl RequestContext {
             ClientLink::Connection { .. } => return self.call(&request.method, request.params),
             ClientLink::Retry { rounds, .. } => rounds,
         };
+        if let Some(run) = self.running_task() {
+            let key = rounds.next_key();
+            let mut answers = tasks::ask_inputs(self, &run, vec![(key.clone(), request)])?;
+            let answer = answers.remove(&key).unwrap_or(Value::Null);
+            return Ok(serde_json::from_value(answer)?);
+        }
         let key = rounds.next_key();
         if let Some(answer) = rounds.answers.get(&key) {
             if let Ok(parsed) = serde_json::from_value(answer.clone()) {
@@ -542,6 +603,9 @@ impl RequestContext {
                  register the tool with `tool` to ask the client",
                 method
             )));
+        }
+        if let (Some(run), ClientLink::Connection { .. }) = (self.running_task(), &self.link) {
+            return tasks::send_request(self, &run, method, params);
         }
         if let ClientLink::Retry { .. } = self.link {
             // GEN-5: no requests to the client in the 2026-07-28 era.

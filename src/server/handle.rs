@@ -55,6 +55,47 @@ impl ServerHandle {
         self.edit(|edit| edit.remove_tool(name))
     }
 
+    /// Adds (or reloads) the skills under `root`, as
+    /// [`ServerBuilder::skills_dir`](crate::ServerBuilder::skills_dir)
+    /// does, declares the skills extension if it was not, and sends
+    /// `notifications/resources/list_changed`. Returns the `SKILL.md` URIs
+    /// of the skills found.
+    ///
+    /// # Errors
+    ///
+    /// As `skills_dir`; then nothing changes.
+    #[cfg(feature = "skills")]
+    pub fn add_skills_dir(
+        &self,
+        root: impl AsRef<std::path::Path>,
+    ) -> Result<Vec<String>, crate::Error> {
+        let inner = &self.inner;
+        let uris = inner.skills.add_dir(root.as_ref())?;
+        if !inner
+            .skills
+            .offered
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            let files = super::skills::SkillFiles(Arc::clone(&inner.skills));
+            inner.registry.write().providers.push(Arc::new(files));
+        }
+        inner.declare(super::skills::declare);
+        self.notify_resources_list_changed();
+        Ok(uris)
+    }
+
+    /// Stops serving the skill whose `SKILL.md` is `uri` (its files too);
+    /// `false` if there was none. Sends
+    /// `notifications/resources/list_changed` when one was removed.
+    #[cfg(feature = "skills")]
+    pub fn remove_skill(&self, uri: &str) -> bool {
+        let removed = self.inner.skills.remove(uri);
+        if removed {
+            self.notify_resources_list_changed();
+        }
+        removed
+    }
+
     /// Adds (or replaces) a prompt and sends
     /// `notifications/prompts/list_changed`.
     pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) {
@@ -149,7 +190,11 @@ impl ServerHandle {
 
     /// Declares and notifies the kinds an edit changed.
     fn announce(&self, changed: Changed) {
+        let tasks = changed.tools_added && self.inner.registry.read().has_task_tools();
         self.inner.declare(|c| {
+            if tasks && c.tasks.is_none() {
+                super::tasks::declare(c);
+            }
             if changed.tools_added {
                 c.tools.get_or_insert_with(builder::listed);
             }

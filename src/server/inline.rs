@@ -46,7 +46,7 @@ pub(crate) fn initialize(session: &Session, _: &Caller, params: Option<Value>) -
     let server = &session.server;
     to_value(InitializeResult {
         protocol_version,
-        capabilities: server.capabilities(),
+        capabilities: server.capabilities().for_era(crate::Era::V2025_11_25),
         server_info: server.info.clone(),
         instructions: server.instructions.clone(),
         meta: None,
@@ -63,7 +63,7 @@ pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answe
     let server = &session.server;
     let mut result = serde_json::json!({
         "supportedVersions": versions::MODERN,
-        "capabilities": server.capabilities(),
+        "capabilities": server.capabilities().for_era(crate::Era::V2026_07_28),
     });
     if let Some(instructions) = &server.instructions {
         result["instructions"] = Value::from(instructions.as_str());

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::caller::Caller;
 use super::context::RequestContext;
 use super::scopes::Offer;
-use super::{inline, run, ServerInner};
+use super::{inline, run, skills, tasks, ServerInner};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{methods as m, CallToolResult, Era, ServerCapabilities};
 use crate::session::Session;
@@ -156,6 +156,11 @@ pub(crate) enum Gate {
     Completions,
     /// A completion handler (whatever the declared capabilities say).
     CompletionHandler,
+    /// Tasks: `capabilities.tasks` (2025-11-25) or the tasks extension
+    /// (2026-07-28) declared.
+    Tasks,
+    /// The skills extension declared (SEP-2640).
+    Skills,
 }
 
 impl Gate {
@@ -171,6 +176,17 @@ impl Gate {
                 server.registry.read().completes() && declared(|c| c.completions.is_some())
             }
             Gate::CompletionHandler => server.registry.read().completes(),
+            Gate::Skills => declared(|c| {
+                c.extensions.as_ref().map_or(false, |e| {
+                    e.contains_key(crate::protocol::extensions::SKILLS)
+                })
+            }),
+            Gate::Tasks => declared(|c| {
+                c.tasks.is_some()
+                    || c.extensions.as_ref().map_or(false, |e| {
+                        e.contains_key(crate::protocol::extensions::TASKS)
+                    })
+            }),
         }
     }
 }
@@ -330,7 +346,60 @@ pub(crate) const METHODS: &[Method] = &[
         offer: Some(Offer::Subscriptions),
         ..row(m::SUBSCRIPTIONS_LISTEN, Eras::MODERN, Runs::Listen)
     },
+    // Tasks: basic/utilities/tasks (2025-11-25), SEP-2663 (2026-07-28).
+    task_row(m::TASKS_GET, Eras::LEGACY, Runs::Inline(tasks::get_legacy)),
+    task_row(m::TASKS_RESULT, Eras::LEGACY, Runs::Worker(tasks::result)),
+    task_row(m::TASKS_LIST, Eras::LEGACY, Runs::Inline(tasks::list)),
+    task_row(
+        m::TASKS_CANCEL,
+        Eras::LEGACY,
+        Runs::Inline(tasks::cancel_legacy),
+    ),
+    Method {
+        mcp_name: Some("taskId"),
+        ..task_row(m::TASKS_GET, Eras::MODERN, Runs::Inline(tasks::get_modern))
+    },
+    Method {
+        mcp_name: Some("taskId"),
+        ..task_row(m::TASKS_UPDATE, Eras::MODERN, Runs::Inline(tasks::update))
+    },
+    Method {
+        mcp_name: Some("taskId"),
+        ..task_row(
+            m::TASKS_CANCEL,
+            Eras::MODERN,
+            Runs::Inline(tasks::cancel_modern),
+        )
+    },
+    // Skills: SEP-2640 (the io.modelcontextprotocol/skills extension).
+    Method {
+        modern_gate: Gate::Skills,
+        cacheable: true,
+        ..row(m::SKILLS_LIST, Eras::MODERN, Runs::Inline(skills::list))
+    },
+    Method {
+        modern_gate: Gate::Skills,
+        cacheable: true,
+        ..row(m::SKILLS_GET, Eras::MODERN, Runs::Inline(skills::get))
+    },
+    Method {
+        modern_gate: Gate::Skills,
+        ..row(
+            m::RESOURCES_DIRECTORY_READ,
+            Eras::MODERN,
+            Runs::Inline(skills::read_directory),
+        )
+    },
 ];
+
+/// A `tasks/*` row: it exists while tasks are declared.
+const fn task_row(name: &'static str, eras: Eras, runs: Runs) -> Method {
+    Method {
+        legacy_gate: Gate::Tasks,
+        modern_gate: Gate::Tasks,
+        ..row(name, eras, runs)
+    }
+}
 
 /// The row of `name` in `era`; `None` when the method does not exist there.
 pub(crate) fn find(name: &str, era: Era) -> Option<&'static Method> {

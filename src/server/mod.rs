@@ -23,6 +23,18 @@ mod scopes;
 #[cfg(feature = "sealed-state")]
 mod sealed;
 mod sink;
+#[cfg(feature = "skills")]
+mod skills;
+#[cfg(not(feature = "skills"))]
+#[path = "skills_off.rs"]
+mod skills;
+#[cfg(feature = "tasks")]
+mod tasks;
+#[cfg(not(feature = "tasks"))]
+#[path = "tasks_off.rs"]
+mod tasks;
+#[cfg(feature = "tasks")]
+pub use tasks::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 mod typed;
 pub use typed::typed;
 mod uri_template;
@@ -169,6 +181,11 @@ pub(crate) struct ServerInner {
     pub(crate) bus: Option<Box<dyn ChangeBus>>,
     /// The `origin` of the events this instance publishes.
     pub(crate) instance_id: String,
+    /// The tasks: their store and this instance's runs.
+    pub(crate) tasks: tasks::Tasks,
+    /// The skills served (SEP-2640); empty unless some were added.
+    #[cfg(feature = "skills")]
+    pub(crate) skills: Arc<skills::SkillSet>,
 }
 
 impl ServerInner {

@@ -64,6 +64,10 @@ pub(crate) struct Registry {
     pub(crate) prompts: Vec<Arc<PromptEntry>>,
     pub(crate) completers: Vec<CompleterEntry>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    /// Tools whose calls become tasks only when the handler asks
+    /// ([`RequestContext::start_task`](crate::RequestContext::start_task)).
+    #[cfg(feature = "tasks")]
+    pub(crate) late_tasks: std::collections::HashSet<String>,
 }
 
 /// Adds `entry`, or replaces the one `same` finds; the replaced one.
@@ -112,6 +116,19 @@ impl Registry {
 
     pub(crate) fn remove_tool(&mut self, name: &str) -> Vec<Arc<ToolEntry>> {
         remove(&mut self.tools, |e| e.tool.name == name)
+    }
+
+    /// `true` when calls of tool `name` become tasks only when asked.
+    #[cfg(feature = "tasks")]
+    pub(crate) fn starts_tasks_late(&self, name: &str) -> bool {
+        self.late_tasks.contains(name)
+    }
+
+    /// `true` when a tool's calls may run as tasks.
+    pub(crate) fn has_task_tools(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|e| e.tool.task_support() != crate::protocol::TaskSupport::Forbidden)
     }
 
     /// `true` for a tool registered as quick.

@@ -15,6 +15,7 @@ use super::dispatch::{Arrival, Job};
 use super::inline::{parse_params, to_value};
 use super::methods::{Failure, Reply, WorkerFn};
 use super::registry::Resolved;
+use super::tasks::{self, TaskSlot};
 use super::{input, intercept};
 use super::{RequestOutcome, RequestStatus};
 use crate::cancel::CancellationFlag;
@@ -77,11 +78,16 @@ impl Job {
             link,
             caller,
             quick,
+            task: parking_lot::Mutex::new(TaskSlot::No),
         };
         let running = Running::enter(session.key(), &request.id);
         let outcome = invoke(&ctx, call, params);
         drop(running);
         let answer = conclude(&ctx, &request, outcome);
+        if let Some(run) = ctx.running_task() {
+            // Answered when the task started: the result is the task's.
+            return tasks::settle(&ctx, &run, answer);
+        }
         let caller = ctx.caller.clone();
         drop(ctx);
         finish(&session, request, &flag, &sink, (started, caller), answer);
@@ -252,6 +258,12 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
     let entry = entry
         .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {}", params.name)))?;
     let arguments = params.arguments.unwrap_or_default();
+    let slot = tasks::plan(ctx, &entry.tool, params.task.as_ref())?;
+    let eager = matches!(slot, TaskSlot::Possible { eager: true, .. });
+    *ctx.task.lock() = slot;
+    if eager {
+        tasks::start(ctx).map_err(|e| Failure::Rpc(e.to_wire(ctx.era())))?;
+    }
     let result = match super::validate::check_arguments(&entry.tool.input_schema, &arguments) {
         Err(problem) => CallToolResult::error(format!(
             "invalid arguments for tool {}: {}",

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver};
+use crossbeam_channel::unbounded;
 use serde_json::{json, Value};
 use tiny_mcp::{
     CacheScope, CallToolResult, CompleteResult, ContentBlock, CreateMessageRequestParams,
@@ -26,6 +26,7 @@ use tiny_mcp::{
 use tiny_mcp::{Message, Request};
 
 use crate::support::http::{open_session, rpc, send, Conn, Req, Response};
+use crate::support::wait_release_or_cancel;
 use crate::support::{connect, expect_error, is_response, next_message, recv, ChildServer, WAIT};
 
 // ---------------------------------------------------------------------------
@@ -539,22 +540,6 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
-}
-
-/// Blocks a handler until the test releases it or the request is
-/// cancelled (polled between short receive timeouts), at most [`WAIT`].
-/// Returns `true` when it was cancelled.
-fn wait_release_or_cancel(ctx: &RequestContext, release: &Receiver<()>) -> bool {
-    let deadline = Instant::now() + WAIT;
-    while Instant::now() < deadline {
-        if ctx.is_cancelled() {
-            return true;
-        }
-        if release.recv_timeout(Duration::from_millis(5)).is_ok() {
-            return false;
-        }
-    }
-    ctx.is_cancelled()
 }
 
 // ===========================================================================

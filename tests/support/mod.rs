@@ -449,3 +449,20 @@ impl Drop for Example {
         let _ = self.child.wait();
     }
 }
+
+/// Blocks a handler until the test releases it or the request is
+/// cancelled (its flag looked at between short receive timeouts: the flag
+/// has no blocking wait), at most [`WAIT`]. Returns `true` when it was
+/// cancelled.
+pub fn wait_release_or_cancel(ctx: &tiny_mcp::RequestContext, release: &Receiver<()>) -> bool {
+    let deadline = Instant::now() + WAIT;
+    while Instant::now() < deadline {
+        if ctx.is_cancelled() {
+            return true;
+        }
+        if release.recv_timeout(Duration::from_millis(5)).is_ok() {
+            return false;
+        }
+    }
+    ctx.is_cancelled()
+}

@@ -1,0 +1,362 @@
+//! Where tasks are kept: the [`TaskStore`] port and its in-memory default.
+//!
+//! The store holds what a client can ask about a task (status, times, the
+//! outstanding input requests, the final result or error); the running
+//! handler itself stays on the instance that runs it (`tasks/mod.rs`). A
+//! deployment of several instances shares a store (a database, Redis) so
+//! that `tasks/get` answers on any of them; `tasks/update` and
+//! `tasks/cancel` reach the running handler only on its own instance, which
+//! is why clients send `Mcp-Name: <taskId>` for a load balancer to route on
+//! (SEP-2663, "Streamable HTTP: Routing Headers").
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant, SystemTime};
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use crate::jsonrpc::{ErrorObject, JsonObject};
+use crate::protocol::{Era, TaskStatus};
+use crate::Error;
+
+/// One task as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TaskRecord {
+    /// The id the server minted: a random UUID (TASK-3).
+    pub task_id: String,
+    /// Who may see it: `principal:<subject>` under a token verifier, else
+    /// `session:<n>` for a 2025-11-25 session or a connection, else empty
+    /// (anyone who holds the unguessable id).
+    pub owner: String,
+    /// The era of the request that made it, which decides its wire shape.
+    pub era: Era,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// A sentence about the status, for people.
+    pub status_message: Option<String>,
+    /// When it was made.
+    pub created_at: SystemTime,
+    /// When its status last changed.
+    pub last_updated_at: SystemTime,
+    /// How long after `created_at` it may be forgotten.
+    pub ttl: Duration,
+    /// How often the client should poll.
+    pub poll_interval: Duration,
+    /// While `input_required`: the requests waiting for an answer, by key
+    /// (`{"method", "params"}` each).
+    pub input_requests: JsonObject,
+    /// Once `completed`: the result of the request it stands for.
+    pub result: Option<Value>,
+    /// Once `failed`: the JSON-RPC error.
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskRecord {
+    /// A new `working` task.
+    pub fn new(task_id: String, owner: String, era: Era, ttl: Duration) -> TaskRecord {
+        let now = SystemTime::now();
+        TaskRecord {
+            task_id,
+            owner,
+            era,
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at: now,
+            last_updated_at: now,
+            ttl,
+            poll_interval: Duration::from_secs(1),
+            input_requests: JsonObject::new(),
+            result: None,
+            error: None,
+        }
+    }
+
+    /// Moves to `status` unless the task is already terminal (TASK-4);
+    /// `false` when it was.
+    pub fn move_to(&mut self, status: TaskStatus, message: Option<String>) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        if status != TaskStatus::InputRequired {
+            self.input_requests.clear();
+        }
+        self.status = status;
+        self.status_message = message;
+        self.last_updated_at = SystemTime::now();
+        true
+    }
+}
+
+/// Keeps tasks for `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`
+/// and `tasks/update` (basic/utilities/tasks, 2025-11-25; SEP-2663).
+///
+/// Implementations are shared by every thread of the server: they lock
+/// inside. A store forgets a task once its TTL has passed (a read of an
+/// expired task answers `None`), and bounds what it holds; the default,
+/// [`MemoryTaskStore`], is set up from the server's
+/// [`TaskLimits`](crate::TaskLimits).
+pub trait TaskStore: Send + Sync {
+    /// Keeps a new task.
+    ///
+    /// # Errors
+    ///
+    /// When the store is full (in total, or for the task's owner).
+    fn insert(&self, record: TaskRecord) -> Result<(), Error>;
+
+    /// The task, unless it is unknown or expired.
+    fn get(&self, task_id: &str) -> Option<TaskRecord>;
+
+    /// Applies `change` to the task and returns it as changed; `None` when
+    /// it is unknown or expired.
+    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
+
+    /// Up to `limit` of `owner`'s tasks, oldest first, from `cursor` (what
+    /// an earlier call returned), and the cursor of the next page.
+    ///
+    /// # Errors
+    ///
+    /// When `cursor` is not one this store gave out (TASK-8: `-32602`).
+    fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<TaskRecord>, Option<String>), Error>;
+}
+
+/// The default [`TaskStore`]: tasks in this process's memory, bounded in
+/// number (in total and per owner), forgotten when their TTL passes.
+///
+/// Eviction is amortized O(log n): each insert first drops the tasks whose
+/// TTL has passed, in expiry order; nothing scans the whole map.
+#[derive(Debug)]
+pub struct MemoryTaskStore {
+    max_tasks: usize,
+    max_per_owner: usize,
+    inner: Mutex<Memory>,
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    tasks: HashMap<String, Kept>,
+    /// (expiry, sequence) -> id, soonest first.
+    expiry: BTreeMap<(Instant, u64), String>,
+    /// sequence -> id, oldest first (for `list`).
+    order: BTreeMap<u64, String>,
+    per_owner: HashMap<String, usize>,
+    next: u64,
+}
+
+#[derive(Debug)]
+struct Kept {
+    record: TaskRecord,
+    expires: Instant,
+    seq: u64,
+}
+
+impl MemoryTaskStore {
+    /// A store of at most `max_tasks` tasks, and `max_per_owner` per owner
+    /// (the anonymous owner, `""`, counts only against the total).
+    pub fn new(max_tasks: usize, max_per_owner: usize) -> MemoryTaskStore {
+        MemoryTaskStore {
+            max_tasks,
+            max_per_owner,
+            inner: Mutex::new(Memory::default()),
+        }
+    }
+
+    /// How many tasks it holds now (expired ones included until evicted).
+    pub fn len(&self) -> usize {
+        self.inner.lock().tasks.len()
+    }
+
+    /// `true` when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Memory {
+    /// Drops every task whose TTL has passed.
+    fn evict_expired(&mut self, now: Instant) {
+        while let Some((&(expires, seq), _)) = self.expiry.iter().next() {
+            if expires > now {
+                break;
+            }
+            if let Some(id) = self.expiry.remove(&(expires, seq)) {
+                self.forget(&id);
+            }
+        }
+    }
+
+    fn forget(&mut self, id: &str) {
+        if let Some(kept) = self.tasks.remove(id) {
+            self.expiry.remove(&(kept.expires, kept.seq));
+            self.order.remove(&kept.seq);
+            let owner = kept.record.owner;
+            if let Some(count) = self.per_owner.get_mut(&owner) {
+                *count -= 1;
+                if *count == 0 {
+                    self.per_owner.remove(&owner);
+                }
+            }
+        }
+    }
+
+    /// The live task `id`; an expired one is dropped.
+    fn live(&mut self, id: &str) -> Option<&mut Kept> {
+        let expired = match self.tasks.get(id) {
+            None => return None,
+            Some(kept) => kept.expires <= Instant::now(),
+        };
+        if expired {
+            self.forget(id);
+            return None;
+        }
+        self.tasks.get_mut(id)
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn insert(&self, record: TaskRecord) -> Result<(), Error> {
+        let now = Instant::now();
+        let mut memory = self.inner.lock();
+        memory.evict_expired(now);
+        if memory.tasks.len() >= self.max_tasks {
+            return Err(Error::msg(format!(
+                "the server holds {} tasks, its limit; retry later",
+                self.max_tasks
+            )));
+        }
+        let owned = memory.per_owner.get(&record.owner).copied().unwrap_or(0);
+        if !record.owner.is_empty() && owned >= self.max_per_owner {
+            return Err(Error::msg(format!(
+                "{} tasks are kept for this client, its limit; wait for one to expire",
+                self.max_per_owner
+            )));
+        }
+        let seq = memory.next;
+        memory.next += 1;
+        let expires = now + record.ttl;
+        let id = record.task_id.clone();
+        *memory.per_owner.entry(record.owner.clone()).or_insert(0) += 1;
+        memory.expiry.insert((expires, seq), id.clone());
+        memory.order.insert(seq, id.clone());
+        memory.tasks.insert(
+            id,
+            Kept {
+                record,
+                expires,
+                seq,
+            },
+        );
+        Ok(())
+    }
+
+    fn get(&self, task_id: &str) -> Option<TaskRecord> {
+        let mut memory = self.inner.lock();
+        memory.live(task_id).map(|kept| kept.record.clone())
+    }
+
+    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {
+        let mut memory = self.inner.lock();
+        let kept = memory.live(task_id)?;
+        change(&mut kept.record);
+        Some(kept.record.clone())
+    }
+
+    fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<TaskRecord>, Option<String>), Error> {
+        let from = match cursor {
+            None => 0,
+            Some(cursor) => cursor
+                .strip_prefix("t:")
+                .and_then(|n| n.parse::<u64>().ok())
+                .ok_or_else(|| Error::invalid_params(format!("unknown cursor: {}", cursor)))?,
+        };
+        let mut memory = self.inner.lock();
+        memory.evict_expired(Instant::now());
+        let mut page = Vec::new();
+        for (&seq, id) in memory.order.range(from..) {
+            let kept = match memory.tasks.get(id) {
+                Some(kept) if kept.record.owner == owner => kept,
+                _ => continue,
+            };
+            if page.len() == limit {
+                return Ok((page, Some(format!("t:{}", seq))));
+            }
+            page.push(kept.record.clone());
+        }
+        Ok((page, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, owner: &str, ttl_ms: u64) -> TaskRecord {
+        TaskRecord::new(
+            id.into(),
+            owner.into(),
+            Era::V2026_07_28,
+            Duration::from_millis(ttl_ms),
+        )
+    }
+
+    // Terminal states never change (TASK-4).
+    #[test]
+    fn terminal_states_are_final() {
+        let mut task = record("a", "", 60_000);
+        assert!(task.move_to(TaskStatus::InputRequired, None));
+        assert!(task.move_to(TaskStatus::Cancelled, Some("by the client".into())));
+        assert!(!task.move_to(TaskStatus::Completed, None));
+        assert_eq!(task.status, TaskStatus::Cancelled);
+    }
+
+    // The limits: in total, and per owner (the anonymous owner only in total).
+    #[test]
+    fn bounded_in_total_and_per_owner() {
+        let store = MemoryTaskStore::new(3, 1);
+        store.insert(record("a", "session:1", 60_000)).unwrap();
+        assert!(store.insert(record("b", "session:1", 60_000)).is_err());
+        store.insert(record("c", "", 60_000)).unwrap();
+        store.insert(record("d", "", 60_000)).unwrap();
+        assert!(store.insert(record("e", "session:2", 60_000)).is_err());
+        assert_eq!(store.len(), 3);
+    }
+
+    // A task is forgotten once its TTL passed, and its place is free again.
+    #[test]
+    fn expired_tasks_are_forgotten() {
+        let store = MemoryTaskStore::new(1, 1);
+        store.insert(record("a", "o", 0)).unwrap();
+        assert!(store.get("a").is_none());
+        store.insert(record("b", "o", 60_000)).unwrap();
+        assert_eq!(store.get("b").map(|r| r.task_id), Some("b".to_string()));
+        assert!(store.update("a", &mut |_| {}).is_none());
+    }
+
+    // tasks/list: the owner's tasks only, in pages, oldest first; a foreign
+    // cursor is an error (TASK-8).
+    #[test]
+    fn lists_an_owners_tasks_in_pages() {
+        let store = MemoryTaskStore::new(10, 10);
+        for (id, owner) in [("a", "x"), ("b", "y"), ("c", "x"), ("d", "x")] {
+            store.insert(record(id, owner, 60_000)).unwrap();
+        }
+        let (page, next) = store.list("x", None, 2).unwrap();
+        let ids: Vec<_> = page.iter().map(|r| r.task_id.as_str()).collect();
+        assert_eq!(ids, ["a", "c"]);
+        let (page, next) = store.list("x", next.as_deref(), 2).unwrap();
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].task_id, "d");
+        assert!(next.is_none());
+        assert!(store.list("x", Some("nope"), 2).is_err());
+    }
+}

@@ -1,0 +1,133 @@
+//! A task on the wire, in each era's shape.
+//!
+//! 2025-11-25 `Task`: `{"taskId", "status", "statusMessage"?, "createdAt",
+//! "lastUpdatedAt", "ttl", "pollInterval"?}` (milliseconds), and
+//! `CreateTaskResult` wraps it as `{"task"}`. 2026-07-28 (SEP-2663): the
+//! same fields with `ttlMs` and `pollIntervalMs`, `CreateTaskResult` flat
+//! with `resultType: "task"`, and `tasks/get` inlining `inputRequests`,
+//! `result` or `error` by status (`DetailedTask`).
+
+use serde_json::Value;
+
+use super::TaskRecord;
+use crate::jsonrpc::JsonObject;
+use crate::protocol::{iso8601, Era, TaskStatus};
+use crate::server::ServerInner;
+
+/// The fields both eras share, with the era's names for the durations.
+fn base(record: &TaskRecord, era: Era) -> JsonObject {
+    let (ttl, poll) = match era {
+        Era::V2025_11_25 => ("ttl", "pollInterval"),
+        Era::V2026_07_28 => ("ttlMs", "pollIntervalMs"),
+    };
+    let mut task = JsonObject::new();
+    task.insert("taskId".into(), Value::from(record.task_id.as_str()));
+    task.insert("status".into(), Value::from(record.status.as_str()));
+    if let Some(message) = &record.status_message {
+        task.insert("statusMessage".into(), Value::from(message.as_str()));
+    }
+    task.insert("createdAt".into(), Value::from(iso8601(record.created_at)));
+    task.insert(
+        "lastUpdatedAt".into(),
+        Value::from(iso8601(record.last_updated_at)),
+    );
+    task.insert(ttl.into(), Value::from(millis(record.ttl)));
+    task.insert(
+        poll.into(),
+        Value::from(millis(record.poll_interval).max(1)),
+    );
+    task
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A 2025-11-25 `Task`.
+pub(crate) fn legacy_task(record: &TaskRecord) -> JsonObject {
+    base(record, Era::V2025_11_25)
+}
+
+/// A 2026-07-28 `DetailedTask`: the task with what its status carries.
+pub(crate) fn detailed_task(record: &TaskRecord) -> JsonObject {
+    let mut task = base(record, Era::V2026_07_28);
+    match record.status {
+        TaskStatus::InputRequired => {
+            let requests = Value::Object(record.input_requests.clone());
+            task.insert("inputRequests".into(), requests);
+        }
+        TaskStatus::Completed => {
+            let result = record
+                .result
+                .clone()
+                .unwrap_or_else(|| Value::Object(JsonObject::new()));
+            task.insert("result".into(), result);
+        }
+        TaskStatus::Failed => {
+            let error = record
+                .error
+                .as_ref()
+                .and_then(|e| serde_json::to_value(e).ok())
+                .unwrap_or(Value::Null);
+            task.insert("error".into(), error);
+        }
+        TaskStatus::Working | TaskStatus::Cancelled => {}
+    }
+    task
+}
+
+/// The `CreateTaskResult` that answers the request a task stands for.
+pub(crate) fn create_result(record: &TaskRecord, server: &ServerInner) -> Value {
+    match record.era {
+        Era::V2025_11_25 => serde_json::json!({ "task": legacy_task(record) }),
+        Era::V2026_07_28 => {
+            let mut result = base(record, Era::V2026_07_28);
+            result.insert("resultType".into(), Value::from("task"));
+            let method = crate::server::methods::find(
+                crate::protocol::methods::TOOLS_CALL,
+                Era::V2026_07_28,
+            );
+            match method {
+                Some(method) => server.decorate(Value::Object(result), method),
+                None => Value::Object(result),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::jsonrpc::ErrorObject;
+
+    fn record(era: Era) -> TaskRecord {
+        TaskRecord::new("t1".into(), String::new(), era, Duration::from_secs(60))
+    }
+
+    // TASK-5 and SEP-2663 "Tasks": the era's names for the durations, in
+    // integer milliseconds; no v1 names on the 2026-07-28 wire.
+    #[test]
+    fn durations_carry_the_eras_names() {
+        let legacy = legacy_task(&record(Era::V2025_11_25));
+        assert_eq!(legacy["ttl"], 60_000);
+        assert!(legacy.contains_key("pollInterval") && !legacy.contains_key("ttlMs"));
+        let modern = detailed_task(&record(Era::V2026_07_28));
+        assert_eq!(modern["ttlMs"], 60_000);
+        assert!(!modern.contains_key("ttl") && !modern.contains_key("pollInterval"));
+        assert_eq!(modern["status"], "working");
+    }
+
+    // SEP-2663 `DetailedTask`: a failed task inlines its error and no result.
+    #[test]
+    fn failed_tasks_inline_their_error() {
+        let mut task = record(Era::V2026_07_28);
+        task.move_to(TaskStatus::Failed, Some("boom".into()));
+        task.error = Some(ErrorObject::internal("boom"));
+        let wire = detailed_task(&task);
+        assert_eq!(wire["error"]["code"], -32603);
+        assert!(!wire.contains_key("result"));
+        assert_eq!(wire["statusMessage"], "boom");
+    }
+}
