@@ -2,7 +2,8 @@
 # Interop test: the official MCP Python SDK client (mcp 2.3.0 from PyPI, pinned in
 # tests/interop/python/requirements.txt) drives our `everything` example server,
 # and (over stdio) the `typed_tools` example, whose structured results its
-# output-schema check must accept (tests/interop/python/typed.py).
+# output-schema check must accept (tests/interop/python/typed.py); in the
+# 2026-07-28 runs it also runs a task end to end (tests/interop/python/tasks.py).
 #
 # Usage: scripts/interop-python.sh [--stdio | --http] [--legacy | --modern]
 #   --stdio     only stdio (the client spawns the server)
@@ -95,6 +96,12 @@ for transport in "${transports[@]}"; do
     fi
     run_counted "$label" client "$VENV/bin/python" "$PY_DIR/client.py" "$transport" "$target" \
       "${flags[@]}" --timeout "$RUN_TIMEOUT"
+    # A task end to end (2026-07-28 tasks extension) through the SDK's
+    # extension surface (tests/interop/python/tasks.py).
+    if [[ "$mode" == modern ]]; then
+      run_counted "tasks/$transport" tasks "$VENV/bin/python" \
+        "$PY_DIR/tasks.py" "$transport" "$target"
+    fi
     [[ "$transport" == http ]] && stop_server
   done
 done

@@ -71,18 +71,32 @@ pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answe
     Ok(result)
 }
 
+/// A 2026-07-28 `Tool` has no `execution` (2025-11-25 only): a request
+/// carrying the 2026-07-28 envelope's version gets its tools without it.
 pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
     let scoped = Scoped::<ToolEntry> {
         scopes: |p| &p.tools,
         key: |e| &e.tool.name,
     };
+    let modern = params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .map_or(false, |m| {
+            m.get(crate::protocol::meta::PROTOCOL_VERSION).is_some()
+        });
     let (tools, next_cursor) = list(
         session,
         caller,
         params,
         |r| &r.tools,
         scoped,
-        |e| e.tool.clone(),
+        |e| {
+            let mut tool = e.tool.clone();
+            if modern {
+                tool.execution = None;
+            }
+            tool
+        },
     )?;
     to_value(ListToolsResult { tools, next_cursor })
 }

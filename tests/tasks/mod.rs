@@ -363,6 +363,12 @@ fn modern_gating_and_errors() {
         "{}",
         discover
     );
+    // A 2026-07-28 Tool has no `execution` (a 2025-11-25 field).
+    let tools = ok(mcall(&mut client, "tools/list", json!({})), "tools/list");
+    assert!(tools["tools"][0].get("execution").is_none(), "{}", tools);
+    let mut legacy = connect(&server, json!({}));
+    let tools = ok(legacy.request("tools/list", None), "legacy tools/list");
+    assert_eq!(tools["tools"][0]["execution"]["taskSupport"], "optional");
     let plain = |client: &mut MemoryClient, method: &str, params: Value| {
         client.request(method, Some(env(params, false)))
     };

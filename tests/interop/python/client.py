@@ -334,6 +334,7 @@ class Run:
         args = sample_object(schema, schema)
         overrides: dict[str, dict[str, Any]] = {
             "slow": {"seconds": 0.3},
+            "slow_compute": {"seconds": 0},
             "echo": {"text": "hello from mcp 2.3.0"},
             "test_sampling": {"prompt": "Say hello"},
             "test_elicitation": {"message": "Please tell us who you are"},
@@ -358,6 +359,10 @@ class Run:
 
         if name == "test_url_elicitation_required":
             await self.expect_url_elicitation_required(name, args)
+            return
+        # 2026-07-28 tools carry no `execution`: the task fixtures by name.
+        if name in ("failing_job", "test_tool_with_task", "protocol_error_job"):
+            await self.expect_call_error(tool, args)
             return
 
         result = await self.client.call_tool(name, args, progress_callback=on_progress)
@@ -468,6 +473,21 @@ class Run:
             expect(self.cb.roots > roots_before, "the roots callback was not called")
         elif name == "test_input_required_result_multi_round":
             expect(len(self.cb.elicitation_form) - form_before >= 2, "expected two elicitation rounds")
+
+    async def expect_call_error(self, tool: types.Tool, args: dict[str, Any]) -> None:
+        """The task fixtures that cannot answer a plain call: a task-required tool
+        (-32021 in 2026-07-28, -32601 in 2025-11-25: no task was asked for) and
+        protocol_error_job (-32603)."""
+        try:
+            result = await self.client.call_tool(tool.name, args)
+        except MCPError as exc:
+            if tool.name == "protocol_error_job":
+                want = -32603
+            else:
+                want = -32601 if self.legacy else -32021
+            expect(exc.error.code == want, f"expected {want}, got {describe(exc)}")
+            return
+        raise AssertionError(f"expected a JSON-RPC error, got {result_summary(result)}")
 
     async def expect_url_elicitation_required(self, name: str, args: dict[str, Any]) -> None:
         try:

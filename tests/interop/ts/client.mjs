@@ -294,6 +294,7 @@ function objectFor(rawSchema, root, all, useDefaults, depth = 0) {
 
 function toolArguments(tool) {
   if (tool.name === 'slow') return { seconds: 0.3 };
+  if (tool.name === 'slow_compute') return { seconds: 0 };
   const schema = tool.inputSchema ?? {};
   return objectFor(schema, schema, false, false);
 }
@@ -526,6 +527,22 @@ async function main() {
   for (const tool of tools) {
     if (tool.name === 'notify_changed') continue; // called in the subscription section
     const name = `tools/call ${tool.name}`;
+    // Task fixtures (CONFORMANCE-NEXT.md): a task-required tool cannot run
+    // for a client that asks for no task; protocol_error_job fails with -32603.
+    const failing = tool.execution?.taskSupport === 'required' || tool.name === 'protocol_error_job';
+    if (failing) {
+      await check(name, async () => {
+        let result;
+        try {
+          ({ result } = await callTool(tool));
+        } catch (e) {
+          if (tool.name === 'protocol_error_job') assert(e?.code === -32603, `expected -32603, got ${errText(e)}`);
+          return;
+        }
+        throw new Error(`expected an error, got a result: ${JSON.stringify(result).slice(0, 200)}`);
+      });
+      continue;
+    }
     if (tool.name === 'test_url_elicitation_required') {
       await check(name, async () => {
         let result;
