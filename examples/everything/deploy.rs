@@ -37,6 +37,10 @@ impl Deploy {
         if let Some(path) = &self.state_key_file {
             builder = sealed(builder, path)?;
         }
+        #[cfg(feature = "tasks")]
+        if let Some(prefix) = &self.session_prefix {
+            builder = builder.task_id_prefix(prefix.as_str())?;
+        }
         if let Some(url) = &self.redis {
             let address = redis::address(url).map_err(Error::msg)?;
             builder = builder.change_bus(redis::Publisher::new(address));

@@ -132,8 +132,8 @@ options:
                      (default http://127.0.0.1:9000)
   --instance NAME    name this instance in session_info and an Mcp-Instance
                      header on every HTTP response
-  --session-prefix P start the ids of the sessions it mints with P (a
-                     routing key for a load balancer)
+  --session-prefix P start the ids of the sessions and tasks it mints with
+                     P (a routing key for a load balancer)
   --state-key-file F seal requestState with the keys in F (one hex key per
                      line, newest first; needs --features sealed-state)
   --redis URL        carry change events to and from the other instances

@@ -82,6 +82,8 @@ pub struct ServerBuilder {
     task_store: Option<Box<dyn TaskStore>>,
     #[cfg(feature = "tasks")]
     task_limits: Option<TaskLimits>,
+    #[cfg(feature = "tasks")]
+    task_id_prefix: String,
     #[cfg(feature = "skills")]
     skills: Arc<super::skills::SkillSet>,
 }
@@ -113,6 +115,8 @@ impl ServerBuilder {
             task_store: None,
             #[cfg(feature = "tasks")]
             task_limits: None,
+            #[cfg(feature = "tasks")]
+            task_id_prefix: String::new(),
             #[cfg(feature = "skills")]
             skills: Arc::default(),
         }
@@ -598,6 +602,7 @@ impl ServerBuilder {
                 tasks: super::tasks::Tasks::new(
                     self.task_store,
                     self.task_limits.unwrap_or_default(),
+                    self.task_id_prefix,
                 ),
                 #[cfg(not(feature = "tasks"))]
                 tasks: super::tasks::Tasks,

@@ -248,7 +248,13 @@ fn directories_list_their_direct_children() {
         "prefix",
     );
     assert_eq!(prefix["resources"][0]["uri"], "skill://team/ops");
-    for not_a_dir in ["skill://review/SKILL.md", "skill://elsewhere"] {
+    for not_a_dir in [
+        "skill://review/SKILL.md",
+        "skill://elsewhere",
+        "skill://",
+        "skill:",
+        "skill://review//",
+    ] {
         let e = call(
             &mut client,
             "resources/directory/read",

@@ -481,9 +481,24 @@ fn limits_bound_tasks() {
     expect_error(e, ErrorCode::INTERNAL_ERROR, "a second running task");
     // What passes here is the task's 1 ms TTL, not another thread's work.
     std::thread::sleep(Duration::from_millis(2));
+    // Running, it outlives its TTL and can still be cancelled...
+    let task = ok(
+        mcall(&mut client, "tasks/get", json!({"taskId": id})),
+        "get",
+    );
+    assert_eq!(task["status"], "working", "{}", task);
+    ok(
+        mcall(&mut client, "tasks/cancel", json!({"taskId": id})),
+        "cancel",
+    );
+    // ...and once it ended, it is forgotten (-32602).
+    let deadline = Instant::now() + WAIT;
+    while mcall(&mut client, "tasks/get", json!({"taskId": id})).is_ok() {
+        assert!(Instant::now() < deadline, "the expired task stayed");
+        std::thread::yield_now();
+    }
     let e = mcall(&mut client, "tasks/get", json!({"taskId": id}));
     expect_error(e, ErrorCode::INVALID_PARAMS, "an expired task");
-    controls.release.send(()).unwrap();
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,30 @@ use super::ServerBuilder;
 use crate::server::tasks::{TaskLimits, TaskStore};
 
 impl ServerBuilder {
+    /// Starts the id of every task this server mints with `prefix` (e.g.
+    /// `a1.`), as [`HttpServerBuilder::session_id_prefix`](crate::HttpServerBuilder::session_id_prefix)
+    /// does for sessions: behind a load balancer, the instance that runs a
+    /// task can be read from the `Mcp-Name: <taskId>` header clients send
+    /// on `tasks/*` (SEP-2663). The rest of the id stays a random UUID.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) for a
+    /// prefix over 64 characters or with any but `A-Z a-z 0-9 . _ -`.
+    #[cfg(feature = "tasks")]
+    pub fn task_id_prefix(mut self, prefix: impl Into<String>) -> Result<Self, crate::Error> {
+        let prefix = prefix.into();
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+        if prefix.len() > 64 || !prefix.bytes().all(allowed) {
+            return Err(crate::Error::invalid_params(format!(
+                "a task id prefix is at most 64 of A-Z a-z 0-9 . _ -, not {:?}",
+                prefix
+            )));
+        }
+        self.task_id_prefix = prefix;
+        Ok(self)
+    }
+
     /// Sets the bounds of tasks (see [`TaskLimits`] for the defaults) and
     /// declares tasks even while no tool has task support.
     ///

@@ -252,7 +252,8 @@ pub(crate) fn get(session: &Session, _: &Caller, params: Option<Value>) -> Answe
 /// `-32602` for anything else (SEP-2640 "Reading Directories").
 pub(crate) fn read_directory(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
     let params: Uri = parse_params(params)?;
-    let dir = params.uri.trim_end_matches('/');
+    let dir = params.uri.strip_suffix('/').unwrap_or(&params.uri);
+    let names_a_path = dir.find("://").map_or(false, |i| dir.len() > i + 3);
     let prefix = format!("{}/", dir);
     let mut children: Vec<Resource> = Vec::new();
     for skill in session.server.skills.all() {
@@ -274,7 +275,7 @@ pub(crate) fn read_directory(session: &Session, _: &Caller, params: Option<Value
             }
         }
     }
-    if children.is_empty() {
+    if children.is_empty() || !names_a_path {
         return Err(ErrorObject::invalid_params(format!(
             "{} is not a directory resource of this server",
             params.uri

@@ -70,7 +70,9 @@ pub(crate) fn ask_inputs(
 ) -> Result<JsonObject, Error> {
     let tasks = &ctx.session.server.tasks;
     let mut keys = Vec::with_capacity(requests.len());
-    let outstanding = {
+    {
+        // The record follows the exchange under the exchange's lock, so
+        // that concurrent updates cannot leave it showing stale keys.
         let mut exchange = run.exchange.lock();
         for (wanted, request) in requests {
             let key = exchange.fresh_key(&wanted);
@@ -78,14 +80,13 @@ pub(crate) fn ask_inputs(
             exchange.outstanding.insert(key.clone(), value);
             keys.push((wanted, key));
         }
-        exchange.outstanding.clone()
-    };
-    let message = "waiting for the client's input".to_string();
-    tasks.store.update(&run.id, &mut |record| {
-        if record.move_to(TaskStatus::InputRequired, Some(message.clone())) {
-            record.input_requests = outstanding.clone();
-        }
-    });
+        let message = "waiting for the client's input".to_string();
+        tasks.store.update(&run.id, &mut |record| {
+            if record.move_to(TaskStatus::InputRequired, Some(message.clone())) {
+                record.input_requests = exchange.outstanding.clone();
+            }
+        });
+    }
     let timeout = tasks.limits.input_timeout;
     let answered = run.wait_until(timeout, |exchange| {
         keys.iter()
@@ -99,7 +100,8 @@ pub(crate) fn ask_inputs(
             answers.insert(wanted.clone(), answer);
         }
     }
-    let still = exchange.outstanding.clone();
+    // Answered or not (a timeout), these requests are no longer waiting.
+    show_outstanding(&*tasks.store, &run.id, &exchange);
     drop(exchange);
     ctx.check_cancelled()?;
     if !answered {
@@ -108,14 +110,23 @@ pub(crate) fn ask_inputs(
             after: timeout,
         }));
     }
-    tasks.store.update(&run.id, &mut |record| {
-        if still.is_empty() {
+    Ok(answers)
+}
+
+/// Shows what `exchange` still waits for in the task's record: the
+/// outstanding requests, or `working` when none is left. Called under the
+/// exchange's lock, so that the record never shows stale keys.
+pub(crate) fn show_outstanding(store: &dyn super::TaskStore, id: &str, exchange: &Exchange) {
+    store.update(id, &mut |record| {
+        if record.status != TaskStatus::InputRequired {
+            return;
+        }
+        if exchange.outstanding.is_empty() {
             record.move_to(TaskStatus::Working, None);
         } else {
-            record.input_requests = still.clone();
+            record.input_requests = exchange.outstanding.clone();
         }
     });
-    Ok(answers)
 }
 
 /// 2025-11-25: sends a request to the client from a task, tagged with the
@@ -188,16 +199,12 @@ fn forget(ctx: &RequestContext, run: &TaskRun, id: &RequestId) {
 
 /// Moves the task (unless it is terminal) and tells the client.
 fn set_status(ctx: &RequestContext, run: &TaskRun, status: TaskStatus) {
-    let record = ctx
-        .session
-        .server
-        .tasks
-        .store
-        .update(&run.id, &mut |record| {
-            record.move_to(status, None);
-        });
-    if let Some(record) = record {
-        super::notify_status(run, &record);
+    let store = &ctx.session.server.tasks.store;
+    let mut moved = false;
+    let record = store.update(&run.id, &mut |record| moved = record.move_to(status, None));
+    match record {
+        Some(record) if moved => super::notify_status(run, &record),
+        _ => {}
     }
 }
 

@@ -145,20 +145,15 @@ pub(crate) fn update(session: &Session, caller: &Caller, params: Option<Value>) 
             )));
         }
     }
-    let outstanding = {
+    {
+        // The record follows the exchange under the exchange's lock (see
+        // `exchange::ask_inputs`).
         let mut exchange = run.exchange.lock();
         if !exchange.answer(&params.input_responses) {
             return Ok(Value::Object(JsonObject::new()));
         }
-        exchange.outstanding.clone()
-    };
-    session.server.tasks.store.update(&run.id, &mut |r| {
-        if r.status == TaskStatus::InputRequired && !outstanding.is_empty() {
-            r.input_requests = outstanding.clone();
-        } else {
-            r.move_to(TaskStatus::Working, None);
-        }
-    });
+        super::exchange::show_outstanding(&*session.server.tasks.store, &run.id, &exchange);
+    }
     run.wake();
     Ok(Value::Object(JsonObject::new()))
 }

@@ -65,6 +65,13 @@ pub struct TaskLimits {
     pub max_tasks: usize,
     /// Tasks kept at once for one principal or session (default 100).
     pub max_tasks_per_owner: usize,
+    /// Tasks kept at once for every client without a principal or session
+    /// together (stateless 2026-07-28 HTTP; default 1,000), so that they
+    /// cannot fill the store for the others.
+    pub max_anonymous_tasks: usize,
+    /// Bytes of results, errors and input requests kept at once (default
+    /// 64 MiB); past it the oldest finished tasks are forgotten.
+    pub max_stored_bytes: usize,
     /// Tasks whose handlers run at once (default 64). A running task holds
     /// a worker thread (of [`max_workers`](crate::ServerBuilder::max_workers),
     /// 256 by default), so keep this below that.
@@ -89,6 +96,8 @@ impl Default for TaskLimits {
         TaskLimits {
             max_tasks: 10_000,
             max_tasks_per_owner: 100,
+            max_anonymous_tasks: 1_000,
+            max_stored_bytes: 64 << 20,
             max_running: 64,
             default_ttl: Duration::from_secs(600),
             max_ttl: Duration::from_secs(3600),
@@ -103,20 +112,28 @@ impl Default for TaskLimits {
 pub(crate) struct Tasks {
     pub(crate) store: Box<dyn TaskStore>,
     pub(crate) limits: TaskLimits,
+    /// What every task id starts with (`ServerBuilder::task_id_prefix`).
+    id_prefix: String,
     runs: Mutex<HashMap<String, Arc<TaskRun>>>,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Option<Box<dyn TaskStore>>, limits: TaskLimits) -> Tasks {
+    pub(crate) fn new(
+        store: Option<Box<dyn TaskStore>>,
+        limits: TaskLimits,
+        id_prefix: String,
+    ) -> Tasks {
         let store = store.unwrap_or_else(|| {
-            Box::new(MemoryTaskStore::new(
-                limits.max_tasks,
-                limits.max_tasks_per_owner,
-            ))
+            Box::new(
+                MemoryTaskStore::new(limits.max_tasks, limits.max_tasks_per_owner)
+                    .with_max_anonymous(limits.max_anonymous_tasks)
+                    .with_max_bytes(limits.max_stored_bytes),
+            )
         });
         Tasks {
             store,
             limits,
+            id_prefix,
             runs: Mutex::new(HashMap::new()),
         }
     }
@@ -325,25 +342,33 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     };
     let session = &ctx.session;
     let tasks = &session.server.tasks;
-    if tasks.runs.lock().len() >= tasks.limits.max_running {
-        return Err(Error::msg(format!(
-            "{} tasks are running, the limit; retry later",
-            tasks.limits.max_running
-        )));
-    }
     let era = ctx.era();
     let ttl = ttl
         .map(Duration::from_millis)
         .unwrap_or(tasks.limits.default_ttl)
         .min(tasks.limits.max_ttl)
         .max(Duration::from_millis(1));
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = format!("{}{}", tasks.id_prefix, uuid::Uuid::new_v4());
     let mut record = TaskRecord::new(id.clone(), owner_of(session, &ctx.caller, era), era, ttl);
     record.poll_interval = tasks.limits.poll_interval;
     let created = wire::create_result(&record, &session.server);
-    tasks.store.insert(record)?;
     let run = Arc::new(new_run(ctx, id.clone()));
-    tasks.runs.lock().insert(id.clone(), Arc::clone(&run));
+    {
+        // Counted and taken under one lock: concurrent starts cannot pass
+        // the limit together.
+        let mut runs = tasks.runs.lock();
+        if runs.len() >= tasks.limits.max_running {
+            return Err(Error::msg(format!(
+                "{} tasks are running, the limit; retry later",
+                tasks.limits.max_running
+            )));
+        }
+        runs.insert(id.clone(), Arc::clone(&run));
+    }
+    if let Err(e) = tasks.store.insert(record) {
+        tasks.runs.lock().remove(&id);
+        return Err(e);
+    }
     if session.in_flight.finish(&ctx.request_id).is_none() {
         // Cancelled just now: the cancel won, and the task with it.
         tasks.cancel(&run, "cancelled before the task started");

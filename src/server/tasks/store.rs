@@ -126,14 +126,20 @@ pub trait TaskStore: Send + Sync {
 }
 
 /// The default [`TaskStore`]: tasks in this process's memory, bounded in
-/// number (in total and per owner), forgotten when their TTL passes.
+/// number (in total, per owner, and for the anonymous owner together) and
+/// in bytes, forgotten when their TTL passes.
 ///
-/// Eviction is amortized O(log n): each insert first drops the tasks whose
-/// TTL has passed, in expiry order; nothing scans the whole map.
+/// A task still running when its TTL passes is kept (and can still be
+/// polled and cancelled) until it ends: only a finished task is forgotten.
+/// Eviction by time is amortized O(log n): each insert first drops the
+/// tasks whose TTL has passed, in expiry order. Past the byte bound, the
+/// oldest finished tasks are dropped first.
 #[derive(Debug)]
 pub struct MemoryTaskStore {
     max_tasks: usize,
     max_per_owner: usize,
+    max_anonymous: usize,
+    max_bytes: usize,
     inner: Mutex<Memory>,
 }
 
@@ -146,6 +152,8 @@ struct Memory {
     order: BTreeMap<u64, String>,
     per_owner: HashMap<String, usize>,
     next: u64,
+    /// The bytes of every kept task's result, error and input requests.
+    bytes: usize,
 }
 
 #[derive(Debug)]
@@ -153,17 +161,52 @@ struct Kept {
     record: TaskRecord,
     expires: Instant,
     seq: u64,
+    bytes: usize,
+}
+
+/// What a record weighs in the byte bound: its result, error and input
+/// requests, serialized.
+fn weight(record: &TaskRecord) -> usize {
+    let len =
+        |v: Option<serde_json::Result<Vec<u8>>>| v.and_then(Result::ok).map_or(0, |b| b.len());
+    len(record.result.as_ref().map(serde_json::to_vec))
+        + len(record.error.as_ref().map(serde_json::to_vec))
+        + if record.input_requests.is_empty() {
+            0
+        } else {
+            len(Some(serde_json::to_vec(&record.input_requests)))
+        }
 }
 
 impl MemoryTaskStore {
-    /// A store of at most `max_tasks` tasks, and `max_per_owner` per owner
-    /// (the anonymous owner, `""`, counts only against the total).
+    /// A store of at most `max_tasks` tasks, and `max_per_owner` per owner.
+    /// The anonymous owner (`""`: stateless 2026-07-28 clients without a
+    /// principal) shares one allowance, a tenth of `max_tasks` unless set
+    /// with [`with_max_anonymous`](Self::with_max_anonymous), so that it
+    /// cannot fill the store for everyone else; results, errors and input
+    /// requests together are bounded to 64 MiB unless set with
+    /// [`with_max_bytes`](Self::with_max_bytes).
     pub fn new(max_tasks: usize, max_per_owner: usize) -> MemoryTaskStore {
         MemoryTaskStore {
             max_tasks,
             max_per_owner,
+            max_anonymous: (max_tasks / 10).max(1),
+            max_bytes: 64 << 20,
             inner: Mutex::new(Memory::default()),
         }
+    }
+
+    /// Sets the allowance of the anonymous owner.
+    pub fn with_max_anonymous(mut self, max: usize) -> MemoryTaskStore {
+        self.max_anonymous = max;
+        self
+    }
+
+    /// Sets the bound on the bytes of results, errors and input requests;
+    /// past it the oldest finished tasks are forgotten.
+    pub fn with_max_bytes(mut self, max: usize) -> MemoryTaskStore {
+        self.max_bytes = max;
+        self
     }
 
     /// How many tasks it holds now (expired ones included until evicted).
@@ -178,20 +221,49 @@ impl MemoryTaskStore {
 }
 
 impl Memory {
-    /// Drops every task whose TTL has passed.
+    /// Drops every finished task whose TTL has passed; one still running
+    /// gets another TTL.
     fn evict_expired(&mut self, now: Instant) {
         while let Some((&(expires, seq), _)) = self.expiry.iter().next() {
             if expires > now {
                 break;
             }
-            if let Some(id) = self.expiry.remove(&(expires, seq)) {
-                self.forget(&id);
+            let id = match self.expiry.remove(&(expires, seq)) {
+                Some(id) => id,
+                None => break,
+            };
+            match self.tasks.get_mut(&id) {
+                Some(kept) if !kept.record.status.is_terminal() => {
+                    kept.expires = now + kept.record.ttl.max(std::time::Duration::from_millis(1));
+                    self.expiry.insert((kept.expires, seq), id);
+                }
+                _ => self.forget(&id),
+            }
+        }
+    }
+
+    /// Forgets the oldest finished tasks until the bytes fit `max`.
+    fn evict_bytes(&mut self, max: usize) {
+        while self.bytes > max {
+            let oldest = self
+                .order
+                .values()
+                .find(|id| {
+                    self.tasks
+                        .get(*id)
+                        .map_or(false, |k| k.record.status.is_terminal())
+                })
+                .cloned();
+            match oldest {
+                Some(id) => self.forget(&id),
+                None => break,
             }
         }
     }
 
     fn forget(&mut self, id: &str) {
         if let Some(kept) = self.tasks.remove(id) {
+            self.bytes -= kept.bytes;
             self.expiry.remove(&(kept.expires, kept.seq));
             self.order.remove(&kept.seq);
             let owner = kept.record.owner;
@@ -208,7 +280,7 @@ impl Memory {
     fn live(&mut self, id: &str) -> Option<&mut Kept> {
         let expired = match self.tasks.get(id) {
             None => return None,
-            Some(kept) => kept.expires <= Instant::now(),
+            Some(kept) => kept.expires <= Instant::now() && kept.record.status.is_terminal(),
         };
         if expired {
             self.forget(id);
@@ -230,10 +302,15 @@ impl TaskStore for MemoryTaskStore {
             )));
         }
         let owned = memory.per_owner.get(&record.owner).copied().unwrap_or(0);
-        if !record.owner.is_empty() && owned >= self.max_per_owner {
+        let allowed = if record.owner.is_empty() {
+            self.max_anonymous
+        } else {
+            self.max_per_owner
+        };
+        if owned >= allowed {
             return Err(Error::msg(format!(
                 "{} tasks are kept for this client, its limit; wait for one to expire",
-                self.max_per_owner
+                allowed
             )));
         }
         let seq = memory.next;
@@ -243,14 +320,18 @@ impl TaskStore for MemoryTaskStore {
         *memory.per_owner.entry(record.owner.clone()).or_insert(0) += 1;
         memory.expiry.insert((expires, seq), id.clone());
         memory.order.insert(seq, id.clone());
+        let bytes = weight(&record);
+        memory.bytes += bytes;
         memory.tasks.insert(
             id,
             Kept {
                 record,
                 expires,
                 seq,
+                bytes,
             },
         );
+        memory.evict_bytes(self.max_bytes);
         Ok(())
     }
 
@@ -263,7 +344,12 @@ impl TaskStore for MemoryTaskStore {
         let mut memory = self.inner.lock();
         let kept = memory.live(task_id)?;
         change(&mut kept.record);
-        Some(kept.record.clone())
+        let (before, after) = (kept.bytes, weight(&kept.record));
+        kept.bytes = after;
+        let record = kept.record.clone();
+        memory.bytes = memory.bytes - before + after;
+        memory.evict_bytes(self.max_bytes);
+        Some(record)
     }
 
     fn list(
@@ -319,23 +405,53 @@ mod tests {
         assert_eq!(task.status, TaskStatus::Cancelled);
     }
 
-    // The limits: in total, and per owner (the anonymous owner only in total).
+    // The limits: in total, per owner, and the anonymous owner's allowance.
     #[test]
-    fn bounded_in_total_and_per_owner() {
-        let store = MemoryTaskStore::new(3, 1);
+    fn bounded_in_total_per_owner_and_anonymous() {
+        let store = MemoryTaskStore::new(3, 1).with_max_anonymous(2);
         store.insert(record("a", "session:1", 60_000)).unwrap();
         assert!(store.insert(record("b", "session:1", 60_000)).is_err());
         store.insert(record("c", "", 60_000)).unwrap();
         store.insert(record("d", "", 60_000)).unwrap();
         assert!(store.insert(record("e", "session:2", 60_000)).is_err());
         assert_eq!(store.len(), 3);
+        let store = MemoryTaskStore::new(10, 10).with_max_anonymous(1);
+        store.insert(record("a", "", 60_000)).unwrap();
+        assert!(store.insert(record("b", "", 60_000)).is_err());
+        store.insert(record("c", "principal:p", 60_000)).unwrap();
     }
 
-    // A task is forgotten once its TTL passed, and its place is free again.
+    // Past the byte bound the oldest finished tasks go; running ones stay.
+    #[test]
+    fn bounded_in_bytes_oldest_finished_first() {
+        let store = MemoryTaskStore::new(10, 10).with_max_bytes(100);
+        store.insert(record("running", "o", 60_000)).unwrap();
+        for id in ["old", "new"] {
+            store.insert(record(id, "o", 60_000)).unwrap();
+            store.update(id, &mut |r| {
+                r.move_to(TaskStatus::Completed, None);
+                r.result = Some(Value::from("x".repeat(60)));
+            });
+        }
+        assert!(store.get("old").is_none(), "the oldest finished task stays");
+        assert!(store.get("new").is_some() && store.get("running").is_some());
+    }
+
+    // A finished task is forgotten once its TTL passed, and its place is
+    // free again; a running one is kept past its TTL (it can still be
+    // polled and cancelled).
     #[test]
     fn expired_tasks_are_forgotten() {
         let store = MemoryTaskStore::new(1, 1);
         store.insert(record("a", "o", 0)).unwrap();
+        assert!(store.get("a").is_some(), "a running task outlives its TTL");
+        assert!(store.insert(record("z", "o", 60_000)).is_err());
+        store.update("a", &mut |r| {
+            r.move_to(TaskStatus::Cancelled, None);
+        });
+        // The TTL it was given again (at least 1 ms) passes: time, not
+        // another thread, is what the test waits for.
+        std::thread::sleep(Duration::from_millis(2));
         assert!(store.get("a").is_none());
         store.insert(record("b", "o", 60_000)).unwrap();
         assert_eq!(store.get("b").map(|r| r.task_id), Some("b".to_string()));
