@@ -762,3 +762,106 @@ fn http_legacy_task_result_on_a_new_connection() {
     assert_eq!(result.rpc()["result"]["content"][0]["text"], "released");
     http.shutdown();
 }
+
+/// Polls `tasks/get` over HTTP until `done` holds, at most [`WAIT`].
+fn http_poll(conn: &mut Conn, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + WAIT;
+    for n in 100.. {
+        let get = modern_post(n, "tasks/get", json!({ "taskId": id }), id);
+        let task = conn.request(&get, "tasks/get").rpc()["result"].clone();
+        if done(&task) {
+            return task;
+        }
+        assert!(Instant::now() < deadline, "task {} stayed {}", id, task);
+    }
+    unreachable!()
+}
+
+// SEP-2663 over Streamable HTTP: working, input_required twice (answered
+// with tasks/update), completed; and a second task cancelled while it
+// waits for input.
+#[test]
+fn http_modern_input_and_cancel() {
+    let (server, _controls) = task_server(None);
+    let http = serve(server);
+    let mut conn = Conn::open(http.local_addr());
+    let call = modern_post(1, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
+    let id = conn.request(&call, "create").rpc()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut used = Vec::new();
+    for n in 1..=2 {
+        let asking = http_poll(&mut conn, &id, |t| {
+            t["status"] == "input_required"
+                && !used
+                    .iter()
+                    .any(|k: &String| t["inputRequests"].get(k).is_some())
+        });
+        let key = first_key(&asking["inputRequests"]);
+        let answer = json!({"taskId": id, "inputResponses": { key.clone(): {"action": "accept", "content": {"n": n}} }});
+        let ack = conn.request(&modern_post(10 + n, "tasks/update", answer, &id), "update");
+        assert_eq!(ack.rpc()["result"]["resultType"], "complete");
+        used.push(key);
+    }
+    let done = http_poll(&mut conn, &id, |t| t["status"] == "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        r#"{"n":1} then {"n":2}"#
+    );
+    let call = modern_post(2, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
+    let id = conn.request(&call, "create").rpc()["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    http_poll(&mut conn, &id, |t| t["status"] == "input_required");
+    let cancel = conn.request(
+        &modern_post(3, "tasks/cancel", json!({"taskId": id}), &id),
+        "cancel",
+    );
+    assert_eq!(cancel.rpc()["result"]["resultType"], "complete");
+    assert_eq!(http_poll(&mut conn, &id, |_| true)["status"], "cancelled");
+    http.shutdown();
+}
+
+// 2025-11-25 over stdio (the `everything` example): a task asks the client
+// (tagged with the task, TASK-7) and is input_required until it answers;
+// a running task is cancelled (TASK-9: the answer is the cancelled task).
+#[test]
+fn stdio_legacy_input_and_cancel() {
+    let (mut child, _) = ChildServer::initialized("everything", json!({"elicitation": {}}));
+    child.request(
+        json!(1),
+        "tools/call",
+        json!({"name": "confirm_delete",
+        "arguments": {"filename": "f"}, "task": {"ttl": 60000}}),
+    );
+    let (created, _) = child.wait_response(&json!(1), "the CreateTaskResult");
+    let id = created["result"]["task"]["taskId"].clone();
+    let asked = loop {
+        let message = child.next_message("the elicitation");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    assert_eq!(asked["params"]["_meta"][RELATED]["taskId"], id);
+    child.request(json!(2), "tasks/get", json!({"taskId": id}));
+    let (got, _) = child.wait_response(&json!(2), "tasks/get");
+    assert_eq!(got["result"]["status"], "input_required");
+    child.send(&json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"action": "accept", "content": {"confirm": true}}}));
+    child.request(json!(3), "tasks/result", json!({"taskId": id}));
+    let (result, _) = child.wait_response(&json!(3), "tasks/result");
+    assert_eq!(result["result"]["content"][0]["text"], "Deleted f");
+    child.request(
+        json!(4),
+        "tools/call",
+        json!({"name": "slow_compute",
+        "arguments": {"seconds": 60}, "task": {}}),
+    );
+    let (created, _) = child.wait_response(&json!(4), "the second CreateTaskResult");
+    let id = created["result"]["task"]["taskId"].clone();
+    child.request(json!(5), "tasks/cancel", json!({"taskId": id}));
+    let (cancelled, _) = child.wait_response(&json!(5), "tasks/cancel");
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+}
