@@ -112,7 +112,10 @@ impl Tool {
     /// Sets `execution.taskSupport`: whether calls may run as tasks
     /// (basic/utilities/tasks, 2025-11-25; SEP-2663). A server with such a
     /// tool declares tasks: `capabilities.tasks` in 2025-11-25 and the
-    /// `io.modelcontextprotocol/tasks` extension in 2026-07-28.
+    /// `io.modelcontextprotocol/tasks` extension in 2026-07-28. The field
+    /// is listed in 2025-11-25 only (2026-07-28's `Tool` has none): there,
+    /// a client that declares the extension on a call may get a task, and a
+    /// `required` tool called without it gets `-32021`.
     pub fn with_task_support(mut self, support: super::TaskSupport) -> Tool {
         self.execution = Some(super::ToolExecution {
             task_support: Some(support),

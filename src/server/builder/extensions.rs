@@ -63,14 +63,20 @@ impl ServerBuilder {
     /// reloads. Declares the extension (with `directoryRead`) and
     /// `resources`, and adds `skills/list`, `skills/get` and
     /// `resources/directory/read`; each `SKILL.md` is also listed by
-    /// `resources/list`.
+    /// `resources/list`. `skills/get` takes the `SKILL.md` URI
+    /// (`{"uri": "skill://code-review/SKILL.md"}`), and
+    /// `resources/directory/read` a folder's (`skill://code-review`).
+    ///
+    /// A relative `root` is taken from the process's working directory,
+    /// which for a stdio server is wherever its host starts it: give an
+    /// absolute path (e.g. beside `std::env::current_exe()`).
     ///
     /// # Errors
     ///
-    /// When `root` cannot be read, or a skill breaks SEP-2640's rules: no
-    /// frontmatter `name` and `description`, a name that is not its
-    /// directory's or breaks the Agent Skills naming rules, more than 512
-    /// files or 16 MiB. The error names the skill.
+    /// When `root` cannot be read (the error names it), or a skill breaks
+    /// SEP-2640's rules: no frontmatter `name` and `description`, a name
+    /// that is not its directory's or breaks the Agent Skills naming rules,
+    /// more than 512 files or 16 MiB (the error names the skill).
     #[cfg(feature = "skills")]
     pub fn skills_dir(mut self, root: impl AsRef<std::path::Path>) -> Result<Self, crate::Error> {
         self.skills.add_dir(root.as_ref())?;
@@ -85,7 +91,9 @@ impl ServerBuilder {
         Ok(self)
     }
 
-    /// Calls of tool `name` become tasks only when its handler calls
+    /// Calls of tool `name` (which also needs task support,
+    /// [`Tool::with_task_support`](crate::Tool::with_task_support)) become
+    /// tasks only when its handler calls
     /// [`RequestContext::start_task`](crate::RequestContext::start_task),
     /// not before it runs: for a tool that first asks the client in the
     /// request itself (2026-07-28 `input_required`, SEP-2663 "Task

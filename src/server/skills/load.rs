@@ -36,7 +36,11 @@ pub(crate) fn skills_under(root: &Path) -> Result<Vec<Skill>, Error> {
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::msg(format!("cannot read {}: {}", path.display(), e))
+    Error::msg(format!(
+        "cannot read the skills folder {}: {}",
+        path.display(),
+        e
+    ))
 }
 
 /// The directories under `dir` (the root when `segments` is empty) that

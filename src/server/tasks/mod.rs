@@ -447,8 +447,11 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
     run.exchange.lock().ended = true;
     run.wake();
     tasks.runs.lock().remove(&run.id);
-    if let Some(record) = record {
-        notify_status(run, &record);
+    // `outcome` was taken only if the task moved: a task cancelled (by the
+    // client, or because its session ended) is not announced again.
+    match record {
+        Some(record) if outcome.is_none() => notify_status(run, &record),
+        _ => {}
     }
 }
 
