@@ -96,6 +96,8 @@ fn per_task(tool: &str, n: usize) -> Result<(f64, Vec<String>), String> {
     let mut ids = Vec::with_capacity(n);
     for _ in 0..n {
         ids.push(start(&mut client, tool)?);
+        // The notifications/tasks/status the client does not read.
+        client.take_notifications();
     }
     if tool == "quick" {
         let last = ids.last().cloned().unwrap_or_default();
