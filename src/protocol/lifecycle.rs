@@ -143,6 +143,13 @@ pub struct ServerCapabilities {
 }
 
 impl ServerCapabilities {
+    /// `true` when `extensions` names `id` (2026-07-28).
+    pub(crate) fn declares_extension(&self, id: &str) -> bool {
+        self.extensions
+            .as_ref()
+            .map_or(false, |e| e.contains_key(id))
+    }
+
     /// What `initialize` declares: without the 2026-07-28 `extensions`.
     pub(crate) fn for_era(&self, era: super::Era) -> ServerCapabilities {
         let mut capabilities = self.clone();

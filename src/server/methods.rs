@@ -176,16 +176,9 @@ impl Gate {
                 server.registry.read().completes() && declared(|c| c.completions.is_some())
             }
             Gate::CompletionHandler => server.registry.read().completes(),
-            Gate::Skills => declared(|c| {
-                c.extensions.as_ref().map_or(false, |e| {
-                    e.contains_key(crate::protocol::extensions::SKILLS)
-                })
-            }),
+            Gate::Skills => declared(|c| c.declares_extension(crate::protocol::extensions::SKILLS)),
             Gate::Tasks => declared(|c| {
-                c.tasks.is_some()
-                    || c.extensions.as_ref().map_or(false, |e| {
-                        e.contains_key(crate::protocol::extensions::TASKS)
-                    })
+                c.tasks.is_some() || c.declares_extension(crate::protocol::extensions::TASKS)
             }),
         }
     }

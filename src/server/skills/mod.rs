@@ -191,14 +191,9 @@ fn page<T: Clone>(
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let start = match cursor {
         None => 0,
-        Some(c) => match c.parse::<usize>() {
-            Ok(n) if n <= items.len() => n,
-            _ => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "invalid cursor: {}",
-                    c
-                )))
-            }
+        Some(c) => match super::inline::offset(c) {
+            Some(n) if n <= items.len() => n,
+            _ => return Err(super::inline::invalid_cursor(c)),
         },
     };
     let end = start.saturating_add(size.max(1)).min(items.len());

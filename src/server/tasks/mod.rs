@@ -258,10 +258,7 @@ pub(crate) fn plan(
     let support = tool.task_support();
     let offered = ctx.session.server.with_capabilities(|c| match ctx.era() {
         Era::V2025_11_25 => c.tasks.is_some(),
-        Era::V2026_07_28 => c
-            .extensions
-            .as_ref()
-            .map_or(false, |e| e.contains_key(extensions::TASKS)),
+        Era::V2026_07_28 => c.declares_extension(extensions::TASKS),
     });
     let eager = !ctx
         .session
