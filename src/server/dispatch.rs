@@ -329,7 +329,7 @@ fn respond(session: &Session, request: Request, arrival: Arrival, answer: Answer
         Ok(_) => RequestStatus::Ok,
         Err(e) => RequestStatus::Error(e.code),
     };
-    session.server.report(&RequestOutcome {
+    session.server.report(|| RequestOutcome {
         method: request.method,
         duration: arrival.started.elapsed(),
         status,

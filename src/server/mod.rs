@@ -297,8 +297,10 @@ impl ServerInner {
     /// Calls the program's `on_request_finished` hook. A panic in it is
     /// caught and logged: it runs on a reading thread or a worker, which
     /// must go on serving.
-    pub(crate) fn report(&self, outcome: &RequestOutcome) {
+    /// The outcome is put together only when there is a hook.
+    pub(crate) fn report(&self, outcome: impl FnOnce() -> RequestOutcome) {
         if let Some(hook) = &self.on_request_finished {
+            let outcome = &outcome();
             let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(outcome)));
             if called.is_err() {
                 log::error!(

@@ -10,6 +10,7 @@ use super::handler::{
 };
 use super::provider::ResourceProvider;
 use super::uri_template::UriTemplate;
+use super::validate::Schema;
 use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// Variables of a URI that matched a resource template, by name.
@@ -33,6 +34,10 @@ pub(crate) struct ToolEntry {
     pub(crate) handler: Arc<dyn ToolHandler>,
     /// Runs on the thread that read the call, not a worker.
     pub(crate) quick: bool,
+    /// `tool.input_schema`, read for checking arguments.
+    pub(crate) input: Schema,
+    /// `tool.output_schema`, read for checking structured results.
+    pub(crate) output: Option<Schema>,
 }
 
 pub(crate) struct ResourceEntry {
@@ -107,6 +112,8 @@ impl Registry {
     ) -> Option<Arc<ToolEntry>> {
         let name = tool.name.clone();
         let entry = ToolEntry {
+            input: Schema::compile(&tool.input_schema),
+            output: tool.output_schema.as_ref().map(Schema::compile),
             tool,
             handler,
             quick,

@@ -14,7 +14,7 @@ use super::context::{ClientLink, RequestContext};
 use super::dispatch::{Arrival, Job};
 use super::inline::{parse_params, to_value};
 use super::methods::{Failure, Reply, WorkerFn};
-use super::registry::Resolved;
+use super::registry::{Resolved, ToolEntry};
 use super::tasks::{self, TaskSlot};
 use super::{input, intercept};
 use super::{RequestOutcome, RequestStatus};
@@ -209,7 +209,7 @@ fn finish(
             reason: flag.reason(),
         }
     };
-    session.server.report(&RequestOutcome {
+    session.server.report(|| RequestOutcome {
         method: request.method,
         duration: started.elapsed(),
         status,
@@ -253,7 +253,7 @@ fn respond(
 /// `tools/call` (TOOL-3..6): the arguments are checked against the top
 /// level of `inputSchema` before the handler runs.
 pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
-    let params: CallToolRequestParams = parse_params(params)?;
+    let params = call_params(params)?;
     let entry = ctx.session.server.registry.read().tool(&params.name);
     let entry = entry
         .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {}", params.name)))?;
@@ -264,17 +264,66 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
     if eager {
         tasks::start(ctx).map_err(|e| Failure::Rpc(e.to_wire(ctx.era())))?;
     }
-    let result = match super::validate::check_arguments(&entry.tool.input_schema, &arguments) {
+    let result = match entry.input.check_arguments(&arguments) {
         Err(problem) => CallToolResult::error(format!(
             "invalid arguments for tool {}: {}",
             params.name, problem
         )),
         Ok(()) => match entry.handler.call(ctx, arguments) {
-            Ok(result) => kept_promise(&entry.tool, result),
+            Ok(result) => kept_promise(&entry, result),
             Err(e) => tool_error(ctx, e)?,
         },
     };
     Ok(Reply::tool(result))
+}
+
+/// `tools/call`'s params. The usual shape (a string `name`, `arguments`
+/// and `_meta` objects or absent, no `task`) is taken apart by hand, in
+/// one pass, so that the arguments move into the handler's map as they
+/// were read; anything else is read as every method's params are
+/// ([`parse_params`]), with its messages. Other members are ignored, as
+/// there.
+fn call_params(params: Option<Value>) -> Result<CallToolRequestParams, ErrorObject> {
+    let object = match params {
+        Some(Value::Object(object)) => object,
+        params => return parse_params(params),
+    };
+    let mut call = CallToolRequestParams {
+        name: String::new(),
+        arguments: None,
+        task: None,
+        meta: None,
+    };
+    let mut named = false;
+    let mut other = crate::jsonrpc::JsonObject::new();
+    for (key, value) in object {
+        match (key.as_str(), value) {
+            ("name", Value::String(name)) => {
+                call.name = name;
+                named = true;
+            }
+            ("arguments", Value::Object(arguments)) => call.arguments = Some(arguments),
+            ("_meta", Value::Object(meta)) => call.meta = Some(meta),
+            (_, value) => {
+                other.insert(key, value);
+            }
+        }
+    }
+    let unusual = ["name", "arguments", "_meta", "task"];
+    if named && !unusual.iter().any(|key| other.contains_key(*key)) {
+        return Ok(call);
+    }
+    // Put together again and read the general way.
+    if named {
+        other.insert("name".into(), Value::String(call.name));
+    }
+    if let Some(arguments) = call.arguments {
+        other.insert("arguments".into(), Value::Object(arguments));
+    }
+    if let Some(meta) = call.meta {
+        other.insert("_meta".into(), Value::Object(meta));
+    }
+    parse_params(Some(Value::Object(other)))
 }
 
 /// A tool that declares an `outputSchema` must return `structuredContent`
@@ -282,14 +331,15 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
 /// structured results that conform); a result that does not is replaced
 /// by an `isError` result saying why, and logged, rather than passed on
 /// to a client that would reject it. Failed results (`isError`) pass.
-fn kept_promise(tool: &crate::protocol::Tool, result: CallToolResult) -> CallToolResult {
-    let schema = match &tool.output_schema {
+fn kept_promise(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
+    let tool = &entry.tool;
+    let schema = match &entry.output {
         Some(schema) if result.is_error != Some(true) => schema,
         _ => return result,
     };
     let problem = match &result.structured_content {
         None => "declares an outputSchema but returned no structuredContent".to_string(),
-        Some(value) => match super::validate::check_output(schema, value) {
+        Some(value) => match schema.check_output(value) {
             Ok(()) => return result,
             Err(problem) => format!(
                 "returned structuredContent that breaks its outputSchema: {}",
@@ -374,5 +424,37 @@ fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Fail
             Err(failure(ctx, error))
         }
         _ => Ok(CallToolResult::error(error.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    // TOOL-3: `tools/call`'s params read by hand agree with the general
+    // reading, in the usual shape and in every unusual one (a `task`, a
+    // null or misshapen member, a missing or non-string name).
+    #[test]
+    fn call_params_agree_with_the_general_reading() {
+        let shapes = [
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+            json!({"name": "echo", "arguments": {"a": 1}, "_meta": {"progressToken": 3}, "x": 1}),
+            json!({"name": "echo"}),
+            json!({"name": "echo", "arguments": null}),
+            json!({"name": "echo", "_meta": null}),
+            json!({"name": "echo", "task": {"ttl": 1000}}),
+            json!({"name": "echo", "arguments": [1]}),
+            json!({"name": 7}),
+            json!({"arguments": {}}),
+            json!([1]),
+        ];
+        for shape in shapes {
+            let general = parse_params::<CallToolRequestParams>(Some(shape.clone()));
+            let by_hand = call_params(Some(shape.clone()));
+            assert_eq!(by_hand, general, "{}", shape);
+        }
+        assert!(call_params(None).is_err(), "a name is required");
     }
 }

@@ -12,6 +12,12 @@
 //! `additionalProperties`, `uniqueItems`, `dependent*`, `if`/`then`/`else`.
 //! A deeper check is the handler's job (TOOL-7). The first problem found
 //! is reported, naming where it is (`limit`, `items[2].name`).
+//!
+//! A schema is read once, when its tool is registered ([`Schema::compile`]),
+//! into the keywords that are checked: a call then costs no map look-ups
+//! in the schema and no allocation unless it fails.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -21,13 +27,174 @@ use crate::jsonrpc::JsonObject;
 const MAX_DEPTH: usize = 32;
 
 /// `Err` with a readable reason when `arguments` break `schema`.
-pub(crate) fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<(), String> {
-    check_object(schema, arguments, "", 0).map_err(|p| p.describe("argument"))
+#[cfg(test)]
+fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<(), String> {
+    Schema::compile(schema).check_arguments(arguments)
 }
 
 /// `Err` with a readable reason when a structured result breaks `schema`.
-pub(crate) fn check_output(schema: &JsonObject, value: &Value) -> Result<(), String> {
-    check(schema, value, "", 0).map_err(|p| p.describe("structuredContent"))
+#[cfg(test)]
+fn check_output(schema: &JsonObject, value: &Value) -> Result<(), String> {
+    Schema::compile(schema).check_output(value)
+}
+
+/// The checked keywords of one schema (see the module docs), read once.
+#[derive(Debug, Default)]
+pub(crate) struct Schema {
+    /// `type`: as written (for messages) and the kinds it allows.
+    types: Option<(Value, Vec<Kind>)>,
+    /// `enum`, when it is a list (kept as written, for messages).
+    allowed: Option<Value>,
+    /// `const`.
+    constant: Option<Value>,
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
+    bounds: [Option<f64>; 4],
+    /// An integer `format`, with its range.
+    width: Option<(String, (f64, f64))>,
+    /// `minLength`, `maxLength`.
+    length: (Option<u64>, Option<u64>),
+    /// `minItems`, `maxItems`.
+    count: (Option<u64>, Option<u64>),
+    /// `items`, when it is a schema.
+    items: Option<Box<Schema>>,
+    /// `required`: the names that are strings.
+    required: Vec<String>,
+    /// `properties`: the members whose schema is an object.
+    properties: BTreeMap<String, Schema>,
+}
+
+/// A name in `type`.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Object,
+    Array,
+    Null,
+    /// A name JSON Schema does not have: allows anything.
+    Other,
+}
+
+impl Schema {
+    /// Reads `schema`'s checked keywords; deeper than [`MAX_DEPTH`] nested
+    /// schemas allow anything.
+    pub(crate) fn compile(schema: &JsonObject) -> Schema {
+        compile(schema, 0)
+    }
+
+    /// `Err` with a readable reason when `arguments` break this schema
+    /// (a tool's `inputSchema`).
+    pub(crate) fn check_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
+        check_object(self, arguments, &At::Root, 0).map_err(|p| p.describe("argument"))
+    }
+
+    /// `Err` with a readable reason when a structured result breaks this
+    /// schema (a tool's `outputSchema`).
+    pub(crate) fn check_output(&self, value: &Value) -> Result<(), String> {
+        check(self, value, &At::Root, 0).map_err(|p| p.describe("structuredContent"))
+    }
+}
+
+fn compile(schema: &JsonObject, depth: usize) -> Schema {
+    if depth > MAX_DEPTH {
+        return Schema::default();
+    }
+    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
+    let count = |key: &str| schema.get(key).and_then(Value::as_u64);
+    let width = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(|f| integer_range(f).map(|range| (f.to_string(), range)));
+    let nested = |value: &Value| match value {
+        Value::Object(object) => Some(compile(object, depth + 1)),
+        _ => None,
+    };
+    Schema {
+        types: schema.get("type").and_then(kinds),
+        allowed: schema.get("enum").filter(|v| v.is_array()).cloned(),
+        constant: schema.get("const").cloned(),
+        bounds: [
+            number("minimum"),
+            number("maximum"),
+            number("exclusiveMinimum"),
+            number("exclusiveMaximum"),
+        ],
+        width,
+        length: (count("minLength"), count("maxLength")),
+        count: (count("minItems"), count("maxItems")),
+        items: schema.get("items").and_then(nested).map(Box::new),
+        required: match schema.get("required") {
+            Some(Value::Array(names)) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        },
+        properties: match schema.get("properties") {
+            Some(Value::Object(properties)) => properties
+                .iter()
+                .filter_map(|(name, value)| nested(value).map(|s| (name.clone(), s)))
+                .collect(),
+            _ => BTreeMap::new(),
+        },
+    }
+}
+
+/// `type` as one name or a list of names; anything else checks nothing.
+fn kinds(types: &Value) -> Option<(Value, Vec<Kind>)> {
+    let kinds = match types {
+        Value::String(name) => vec![kind(name)],
+        Value::Array(names) => names.iter().filter_map(Value::as_str).map(kind).collect(),
+        _ => return None,
+    };
+    Some((types.clone(), kinds))
+}
+
+fn kind(name: &str) -> Kind {
+    match name {
+        "string" => Kind::String,
+        "number" => Kind::Number,
+        "integer" => Kind::Integer,
+        "boolean" => Kind::Boolean,
+        "object" => Kind::Object,
+        "array" => Kind::Array,
+        "null" => Kind::Null,
+        _ => Kind::Other,
+    }
+}
+
+/// Where in the value a check is: built as the check descends, spelled
+/// out only for a problem (`limit`, `items[2].name`), so that arguments
+/// that pass cost no allocation.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root,
+    Member(&'a At<'a>, &'a str),
+    Item(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn spell(&self, out: &mut String) {
+        match self {
+            At::Root => {}
+            At::Member(parent, name) => {
+                parent.spell(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(name);
+            }
+            At::Item(parent, i) => {
+                parent.spell(out);
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
 }
 
 /// A problem, and where in the value it is.
@@ -46,101 +213,59 @@ impl Problem {
     }
 }
 
-fn problem(at: &str, what: String) -> Problem {
-    Problem {
-        at: at.to_string(),
-        what,
-    }
+fn problem(at: &At<'_>, what: String) -> Problem {
+    let mut spelled = String::new();
+    at.spell(&mut spelled);
+    Problem { at: spelled, what }
 }
 
-fn join(at: &str, name: &str) -> String {
-    if at.is_empty() {
-        name.to_string()
-    } else {
-        format!("{}.{}", at, name)
-    }
-}
-
-fn check(schema: &JsonObject, value: &Value, at: &str, depth: usize) -> Result<(), Problem> {
+fn check(schema: &Schema, value: &Value, at: &At<'_>, depth: usize) -> Result<(), Problem> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
     check_type(schema, value, at)?;
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
+    if let Some(Value::Array(allowed)) = &schema.allowed {
         if !allowed.contains(value) {
-            return Err(problem(
-                at,
-                format!("must be one of {}", Value::Array(allowed.clone())),
-            ));
+            let listed = schema.allowed.as_ref().map(Value::to_string);
+            let what = format!("must be one of {}", listed.unwrap_or_default());
+            return Err(problem(at, what));
         }
     }
-    if let Some(expected) = schema.get("const") {
+    if let Some(expected) = &schema.constant {
         if expected != value {
             return Err(problem(at, format!("must be {}", expected)));
         }
     }
     match value {
         Value::Number(n) => check_number(schema, n.as_f64().unwrap_or(0.0), at),
-        Value::String(s) => check_length(
-            schema,
-            s.chars().count(),
-            "minLength",
-            "maxLength",
-            "characters",
-            at,
-        ),
+        Value::String(s) => check_length(schema.length, || s.chars().count(), "characters", at),
         Value::Array(items) => check_array(schema, items, at, depth),
         Value::Object(object) => check_object(schema, object, at, depth),
         _ => Ok(()),
     }
 }
 
-fn check_type(schema: &JsonObject, value: &Value, at: &str) -> Result<(), Problem> {
-    let types = match schema.get("type") {
+fn check_type(schema: &Schema, value: &Value, at: &At<'_>) -> Result<(), Problem> {
+    let (written, kinds) = match &schema.types {
         Some(types) => types,
         None => return Ok(()),
     };
-    let ok = match types {
-        Value::String(t) => has_type(value, t),
-        Value::Array(ts) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|t| has_type(value, t)),
-        _ => true,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(problem(
-            at,
-            format!("must be of type {}, not {}", types, type_name(value)),
-        ))
+    if kinds.iter().any(|kind| has_kind(value, *kind)) {
+        return Ok(());
     }
+    Err(problem(
+        at,
+        format!("must be of type {}, not {}", written, type_name(value)),
+    ))
 }
 
-fn check_number(schema: &JsonObject, n: f64, at: &str) -> Result<(), Problem> {
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+fn check_number(schema: &Schema, n: f64, at: &At<'_>) -> Result<(), Problem> {
+    let [minimum, maximum, above, below] = schema.bounds;
     let fails = [
-        (
-            bound("minimum"),
-            n < bound("minimum").unwrap_or(f64::MIN),
-            "at least",
-        ),
-        (
-            bound("maximum"),
-            n > bound("maximum").unwrap_or(f64::MAX),
-            "at most",
-        ),
-        (
-            bound("exclusiveMinimum"),
-            n <= bound("exclusiveMinimum").unwrap_or(f64::MIN),
-            "more than",
-        ),
-        (
-            bound("exclusiveMaximum"),
-            n >= bound("exclusiveMaximum").unwrap_or(f64::MAX),
-            "less than",
-        ),
+        (minimum, n < minimum.unwrap_or(f64::MIN), "at least"),
+        (maximum, n > maximum.unwrap_or(f64::MAX), "at most"),
+        (above, n <= above.unwrap_or(f64::MIN), "more than"),
+        (below, n >= below.unwrap_or(f64::MAX), "less than"),
     ];
     for (limit, broken, words) in fails.iter() {
         if let (Some(limit), true) = (limit, broken) {
@@ -150,9 +275,8 @@ fn check_number(schema: &JsonObject, n: f64, at: &str) -> Result<(), Problem> {
             ));
         }
     }
-    let format = schema.get("format").and_then(Value::as_str);
-    if let Some((format, (low, high))) = format.and_then(|f| integer_range(f).map(|r| (f, r))) {
-        if n < low || n > high {
+    if let Some((format, (low, high))) = &schema.width {
+        if n < *low || n > *high {
             return Err(problem(
                 at,
                 format!("must be a {} ({} to {}), not {}", format, low, high, n),
@@ -183,86 +307,78 @@ fn integer_range(format: &str) -> Option<(f64, f64)> {
     })
 }
 
+/// `minLength`/`maxLength` or `minItems`/`maxItems`: `len` is counted
+/// only when a bound is given (a string's characters are not free).
 fn check_length(
-    schema: &JsonObject,
-    len: usize,
-    min: &str,
-    max: &str,
+    (min, max): (Option<u64>, Option<u64>),
+    len: impl Fn() -> usize,
     unit: &str,
-    at: &str,
+    at: &At<'_>,
 ) -> Result<(), Problem> {
-    if let Some(min) = schema.get(min).and_then(Value::as_u64) {
-        if (len as u64) < min {
-            return Err(problem(
-                at,
-                format!("must have at least {} {}, not {}", min, unit, len),
-            ));
-        }
+    if min.is_none() && max.is_none() {
+        return Ok(());
     }
-    if let Some(max) = schema.get(max).and_then(Value::as_u64) {
-        if (len as u64) > max {
-            return Err(problem(
-                at,
-                format!("must have at most {} {}, not {}", max, unit, len),
-            ));
-        }
+    let len = len() as u64;
+    if let Some(min) = min.filter(|min| len < *min) {
+        return Err(problem(
+            at,
+            format!("must have at least {} {}, not {}", min, unit, len),
+        ));
+    }
+    if let Some(max) = max.filter(|max| len > *max) {
+        return Err(problem(
+            at,
+            format!("must have at most {} {}, not {}", max, unit, len),
+        ));
     }
     Ok(())
 }
 
-fn check_array(
-    schema: &JsonObject,
-    items: &[Value],
-    at: &str,
-    depth: usize,
-) -> Result<(), Problem> {
-    check_length(schema, items.len(), "minItems", "maxItems", "items", at)?;
-    if let Some(Value::Object(item_schema)) = schema.get("items") {
+fn check_array(schema: &Schema, items: &[Value], at: &At<'_>, depth: usize) -> Result<(), Problem> {
+    check_length(schema.count, || items.len(), "items", at)?;
+    if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
-            check(item_schema, item, &format!("{}[{}]", at, i), depth + 1)?;
+            check(item_schema, item, &At::Item(at, i), depth + 1)?;
         }
     }
     Ok(())
 }
 
 fn check_object(
-    schema: &JsonObject,
+    schema: &Schema,
     object: &JsonObject,
-    at: &str,
+    at: &At<'_>,
     depth: usize,
 ) -> Result<(), Problem> {
-    if let Some(Value::Array(required)) = schema.get("required") {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !object.contains_key(name) {
-                return Err(problem(
-                    &join(at, name),
-                    "is required and missing".to_string(),
-                ));
-            }
+    for name in &schema.required {
+        if !object.contains_key(name) {
+            return Err(problem(
+                &At::Member(at, name),
+                "is required and missing".to_string(),
+            ));
         }
     }
-    let properties = match schema.get("properties") {
-        Some(Value::Object(p)) => p,
-        _ => return Ok(()),
-    };
+    if schema.properties.is_empty() {
+        return Ok(());
+    }
     for (name, value) in object {
-        if let Some(Value::Object(property)) = properties.get(name) {
-            check(property, value, &join(at, name), depth + 1)?;
+        if let Some(property) = schema.properties.get(name) {
+            check(property, value, &At::Member(at, name), depth + 1)?;
         }
     }
     Ok(())
 }
 
-fn has_type(value: &Value, schema_type: &str) -> bool {
-    match schema_type {
-        "string" => value.is_string(),
-        "number" => value.is_number(),
-        "integer" => value.as_f64().map_or(false, |x| x.fract() == 0.0),
-        "boolean" => value.is_boolean(),
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "null" => value.is_null(),
-        _ => true,
+fn has_kind(value: &Value, kind: Kind) -> bool {
+    match kind {
+        Kind::String => value.is_string(),
+        Kind::Number => value.is_number(),
+        Kind::Integer => value.as_f64().map_or(false, |x| x.fract() == 0.0),
+        Kind::Boolean => value.is_boolean(),
+        Kind::Object => value.is_object(),
+        Kind::Array => value.is_array(),
+        Kind::Null => value.is_null(),
+        Kind::Other => true,
     }
 }
 

@@ -255,20 +255,24 @@ pub(crate) fn plan(
     tool: &Tool,
     task: Option<&TaskMetadata>,
 ) -> Result<TaskSlot, ErrorObject> {
+    if ctx.quick {
+        // Runs where it is read, never as a task.
+        return Ok(TaskSlot::No);
+    }
     let support = tool.task_support();
     let offered = ctx.session.server.with_capabilities(|c| match ctx.era() {
         Era::V2025_11_25 => c.tasks.is_some(),
         Era::V2026_07_28 => c.declares_extension(extensions::TASKS),
     });
+    if !offered {
+        return Ok(TaskSlot::No);
+    }
     let eager = !ctx
         .session
         .server
         .registry
         .read()
         .starts_tasks_late(&tool.name);
-    if !offered || ctx.quick {
-        return Ok(TaskSlot::No);
-    }
     let wanted = match ctx.era() {
         Era::V2025_11_25 => task.is_some(),
         Era::V2026_07_28 => ctx
