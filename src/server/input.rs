@@ -340,6 +340,17 @@ impl Rounds {
 
 /// The name a request's `requestState` is bound to: the tool or prompt
 /// name, or the resource URI.
+/// The members of `params` that [`input_required`] reads (`name`, `uri`,
+/// `arguments`), copied before the handler takes the params.
+pub(crate) fn binding_params(params: Option<&Value>) -> Option<Value> {
+    let params = params?.as_object()?;
+    let kept: JsonObject = ["name", "uri", "arguments"]
+        .iter()
+        .filter_map(|key| params.get(*key).map(|v| (key.to_string(), v.clone())))
+        .collect();
+    Some(Value::Object(kept))
+}
+
 fn request_target(request: &Request) -> Value {
     let params = request.params.as_ref();
     params

@@ -64,11 +64,11 @@ impl Job {
             },
             None => ClientLink::connection(request.params.as_ref()),
         };
-        // The 2026-07-28 era still needs the params for `input_required`.
-        let params = match link {
-            ClientLink::Retry { .. } => request.params.clone(),
-            ClientLink::Connection { .. } => request.params.take(),
-        };
+        let params = request.params.take();
+        if let ClientLink::Retry { .. } = link {
+            // `input_required` binds its state to these (2026-07-28).
+            request.params = input::binding_params(params.as_ref());
+        }
         let ctx = RequestContext {
             session: Arc::clone(&session),
             request_id: request.id.clone(),
