@@ -338,8 +338,6 @@ impl Rounds {
     }
 }
 
-/// The name a request's `requestState` is bound to: the tool or prompt
-/// name, or the resource URI.
 /// The members of `params` that [`input_required`] reads (`name`, `uri`,
 /// `arguments`), copied before the handler takes the params.
 pub(crate) fn binding_params(params: Option<&Value>) -> Option<Value> {
@@ -351,6 +349,8 @@ pub(crate) fn binding_params(params: Option<&Value>) -> Option<Value> {
     Some(Value::Object(kept))
 }
 
+/// The name a request's `requestState` is bound to: the tool or prompt
+/// name, or the resource URI.
 fn request_target(request: &Request) -> Value {
     let params = request.params.as_ref();
     params
