@@ -19,84 +19,12 @@ use super::{ErrorObject, Message, Notification, ParseError, Request, RequestId, 
 /// `null`, `None` one that is absent.
 #[derive(Default)]
 pub(super) struct Members {
-    jsonrpc: Option<Version>,
+    jsonrpc: Option<Value>,
     id: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
     result: Option<Value>,
     error: Option<Value>,
-}
-
-/// The `jsonrpc` member: `"2.0"` or anything else, read without
-/// allocating (a string is compared where it lies in the input).
-#[derive(Clone, Copy, PartialEq)]
-enum Version {
-    Two,
-    Other,
-}
-
-impl Version {
-    fn of(value: &Value) -> Version {
-        match value {
-            Value::String(v) if v == "2.0" => Version::Two,
-            _ => Version::Other,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Version {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Version, D::Error> {
-        deserializer.deserialize_any(VersionVisitor)
-    }
-}
-
-struct VersionVisitor;
-
-impl<'de> Visitor<'de> for VersionVisitor {
-    type Value = Version;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Version, E> {
-        Ok(if v == "2.0" {
-            Version::Two
-        } else {
-            Version::Other
-        })
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Version, E> {
-        Ok(Version::Other)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Version, E> {
-        Ok(Version::Other)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Version, E> {
-        Ok(Version::Other)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Version, E> {
-        Ok(Version::Other)
-    }
-
-    fn visit_unit<E>(self) -> Result<Version, E> {
-        Ok(Version::Other)
-    }
-
-    // Containers are read through, as values (see `Name::Other`).
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Version, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
-        Ok(Version::Other)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Version, A::Error> {
-        while map.next_entry::<String, Value>()?.is_some() {}
-        Ok(Version::Other)
-    }
 }
 
 /// A member name, read without allocating.
@@ -132,10 +60,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
         let mut members = Members::default();
         while let Some(name) = map.next_key::<Name>()? {
             let slot = match name {
-                Name::Jsonrpc => {
-                    members.jsonrpc = Some(map.next_value::<Version>()?);
-                    continue;
-                }
+                Name::Jsonrpc => &mut members.jsonrpc,
                 Name::Id => &mut members.id,
                 Name::Method => &mut members.method,
                 Name::Params => &mut members.params,
@@ -159,7 +84,7 @@ impl Members {
     /// The members of an object already read as a value.
     pub(super) fn from_object(mut object: Map<String, Value>) -> Members {
         Members {
-            jsonrpc: object.remove("jsonrpc").as_ref().map(Version::of),
+            jsonrpc: object.remove("jsonrpc"),
             id: object.remove("id"),
             method: object.remove("method"),
             params: object.remove("params"),
@@ -173,7 +98,7 @@ impl Members {
     pub(super) fn into_message(self) -> Result<Message, ParseError> {
         let has_id = self.id.is_some();
         let id = self.id.as_ref().and_then(RequestId::from_value);
-        let version_ok = self.jsonrpc == Some(Version::Two);
+        let version_ok = matches!(&self.jsonrpc, Some(Value::String(v)) if v == "2.0");
         let is_response = self.result.is_some() || self.error.is_some();
         let invalid = |message: &str, silent: bool| ParseError {
             id: id.clone(),

@@ -342,10 +342,12 @@ impl Rounds {
 /// `arguments`), copied before the handler takes the params.
 pub(crate) fn binding_params(params: Option<&Value>) -> Option<Value> {
     let params = params?.as_object()?;
-    let kept: JsonObject = ["name", "uri", "arguments"]
-        .iter()
-        .filter_map(|key| params.get(*key).map(|v| (key.to_string(), v.clone())))
-        .collect();
+    let mut kept = JsonObject::new();
+    for key in ["name", "uri", "arguments"] {
+        if let Some(value) = params.get(key) {
+            kept.insert(key.to_string(), value.clone());
+        }
+    }
     Some(Value::Object(kept))
 }
 

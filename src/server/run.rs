@@ -278,52 +278,39 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
 }
 
 /// `tools/call`'s params. The usual shape (a string `name`, `arguments`
-/// and `_meta` objects or absent, no `task`) is taken apart by hand, in
-/// one pass, so that the arguments move into the handler's map as they
-/// were read; anything else is read as every method's params are
-/// ([`parse_params`]), with its messages. Other members are ignored, as
-/// there.
+/// and `_meta` objects or absent, no `task`) is taken apart by hand, so
+/// that the arguments move into the handler's map as they were read;
+/// anything else is read as every method's params are ([`parse_params`]),
+/// with its messages. Other members are ignored, as there.
 fn call_params(params: Option<Value>) -> Result<CallToolRequestParams, ErrorObject> {
-    let object = match params {
-        Some(Value::Object(object)) => object,
+    let mut object = match params {
+        Some(Value::Object(object)) if is_plain_call(&object) => object,
         params => return parse_params(params),
     };
-    let mut call = CallToolRequestParams {
-        name: String::new(),
-        arguments: None,
-        task: None,
-        meta: None,
+    let mut take_object = |key: &str| match object.remove(key) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
     };
-    let mut named = false;
-    let mut other = crate::jsonrpc::JsonObject::new();
-    for (key, value) in object {
-        match (key.as_str(), value) {
-            ("name", Value::String(name)) => {
-                call.name = name;
-                named = true;
-            }
-            ("arguments", Value::Object(arguments)) => call.arguments = Some(arguments),
-            ("_meta", Value::Object(meta)) => call.meta = Some(meta),
-            (_, value) => {
-                other.insert(key, value);
-            }
-        }
-    }
-    let unusual = ["name", "arguments", "_meta", "task"];
-    if named && !unusual.iter().any(|key| other.contains_key(*key)) {
-        return Ok(call);
-    }
-    // Put together again and read the general way.
-    if named {
-        other.insert("name".into(), Value::String(call.name));
-    }
-    if let Some(arguments) = call.arguments {
-        other.insert("arguments".into(), Value::Object(arguments));
-    }
-    if let Some(meta) = call.meta {
-        other.insert("_meta".into(), Value::Object(meta));
-    }
-    parse_params(Some(Value::Object(other)))
+    let (arguments, meta) = (take_object("arguments"), take_object("_meta"));
+    let name = match object.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => String::new(), // not reached: `is_plain_call` saw a string
+    };
+    Ok(CallToolRequestParams {
+        name,
+        arguments,
+        task: None,
+        meta,
+    })
+}
+
+/// See [`call_params`].
+fn is_plain_call(object: &crate::jsonrpc::JsonObject) -> bool {
+    let object_or_absent = |key: &str| matches!(object.get(key), None | Some(Value::Object(_)));
+    matches!(object.get("name"), Some(Value::String(_)))
+        && object_or_absent("arguments")
+        && object_or_absent("_meta")
+        && !object.contains_key("task")
 }
 
 /// A tool that declares an `outputSchema` must return `structuredContent`

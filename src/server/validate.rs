@@ -17,8 +17,6 @@
 //! into the keywords that are checked: a call then costs no map look-ups
 //! in the schema and no allocation unless it fails.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::jsonrpc::JsonObject;
@@ -59,8 +57,9 @@ pub(crate) struct Schema {
     items: Option<Box<Schema>>,
     /// `required`: the names that are strings.
     required: Vec<String>,
-    /// `properties`: the members whose schema is an object.
-    properties: BTreeMap<String, Schema>,
+    /// `properties`: the members whose schema is an object, in the
+    /// source's order.
+    properties: Vec<(String, Schema)>,
 }
 
 /// A name in `type`.
@@ -84,6 +83,14 @@ impl Schema {
         compile(schema, 0)
     }
 
+    /// The schema of property `name`, if it has one.
+    fn property(&self, name: &str) -> Option<&Schema> {
+        // A scan: schemas have few properties, and the order is the
+        // source's, sorted or not (serde_json's `preserve_order`).
+        let found = self.properties.iter().find(|(key, _)| key == name);
+        found.map(|(_, schema)| schema)
+    }
+
     /// `Err` with a readable reason when `arguments` break this schema
     /// (a tool's `inputSchema`).
     pub(crate) fn check_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
@@ -103,6 +110,8 @@ fn compile(schema: &JsonObject, depth: usize) -> Schema {
     }
     let number = |key: &str| schema.get(key).and_then(Value::as_f64);
     let count = |key: &str| schema.get(key).and_then(Value::as_u64);
+    let [min_length, max_length, min_items, max_items] =
+        ["minLength", "maxLength", "minItems", "maxItems"].map(count);
     let width = schema
         .get("format")
         .and_then(Value::as_str)
@@ -115,15 +124,10 @@ fn compile(schema: &JsonObject, depth: usize) -> Schema {
         types: schema.get("type").and_then(kinds),
         allowed: schema.get("enum").filter(|v| v.is_array()).cloned(),
         constant: schema.get("const").cloned(),
-        bounds: [
-            number("minimum"),
-            number("maximum"),
-            number("exclusiveMinimum"),
-            number("exclusiveMaximum"),
-        ],
+        bounds: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"].map(number),
         width,
-        length: (count("minLength"), count("maxLength")),
-        count: (count("minItems"), count("maxItems")),
+        length: (min_length, max_length),
+        count: (min_items, max_items),
         items: schema.get("items").and_then(nested).map(Box::new),
         required: match schema.get("required") {
             Some(Value::Array(names)) => names
@@ -134,11 +138,18 @@ fn compile(schema: &JsonObject, depth: usize) -> Schema {
             _ => Vec::new(),
         },
         properties: match schema.get("properties") {
-            Some(Value::Object(properties)) => properties
-                .iter()
-                .filter_map(|(name, value)| nested(value).map(|s| (name.clone(), s)))
-                .collect(),
-            _ => BTreeMap::new(),
+            Some(Value::Object(properties)) => {
+                // A list, not a map: no map code for `Schema` in every
+                // binary (the static one has a size limit).
+                let mut read = Vec::new();
+                for (name, value) in properties {
+                    if let Some(schema) = nested(value) {
+                        read.push((name.clone(), schema));
+                    }
+                }
+                read
+            }
+            _ => Vec::new(),
         },
     }
 }
@@ -362,7 +373,7 @@ fn check_object(
         return Ok(());
     }
     for (name, value) in object {
-        if let Some(property) = schema.properties.get(name) {
+        if let Some(property) = schema.property(name) {
             check(property, value, &At::Member(at, name), depth + 1)?;
         }
     }
