@@ -24,18 +24,6 @@ use crate::jsonrpc::JsonObject;
 /// How deep nested schemas are followed.
 const MAX_DEPTH: usize = 32;
 
-/// `Err` with a readable reason when `arguments` break `schema`.
-#[cfg(test)]
-fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<(), String> {
-    Schema::compile(schema).check_arguments(arguments)
-}
-
-/// `Err` with a readable reason when a structured result breaks `schema`.
-#[cfg(test)]
-fn check_output(schema: &JsonObject, value: &Value) -> Result<(), String> {
-    Schema::compile(schema).check_output(value)
-}
-
 /// The checked keywords of one schema (see the module docs), read once.
 #[derive(Debug, Default)]
 pub(crate) struct Schema {
@@ -94,13 +82,13 @@ impl Schema {
     /// `Err` with a readable reason when `arguments` break this schema
     /// (a tool's `inputSchema`).
     pub(crate) fn check_arguments(&self, arguments: &JsonObject) -> Result<(), String> {
-        check_object(self, arguments, &At::Root, 0).map_err(|p| p.describe("argument"))
+        check_object(self, arguments, &At::Root).map_err(|p| p.describe("argument"))
     }
 
     /// `Err` with a readable reason when a structured result breaks this
     /// schema (a tool's `outputSchema`).
     pub(crate) fn check_output(&self, value: &Value) -> Result<(), String> {
-        check(self, value, &At::Root, 0).map_err(|p| p.describe("structuredContent"))
+        check(self, value, &At::Root).map_err(|p| p.describe("structuredContent"))
     }
 }
 
@@ -230,16 +218,13 @@ fn problem(at: &At<'_>, what: String) -> Problem {
     Problem { at: spelled, what }
 }
 
-fn check(schema: &Schema, value: &Value, at: &At<'_>, depth: usize) -> Result<(), Problem> {
-    if depth > MAX_DEPTH {
-        return Ok(());
-    }
+/// Checks `value` against `schema`. There is no depth to watch here:
+/// `compile` stops at [`MAX_DEPTH`], below which a schema allows anything.
+fn check(schema: &Schema, value: &Value, at: &At<'_>) -> Result<(), Problem> {
     check_type(schema, value, at)?;
-    if let Some(Value::Array(allowed)) = &schema.allowed {
+    if let Some(listed @ Value::Array(allowed)) = &schema.allowed {
         if !allowed.contains(value) {
-            let listed = schema.allowed.as_ref().map(Value::to_string);
-            let what = format!("must be one of {}", listed.unwrap_or_default());
-            return Err(problem(at, what));
+            return Err(problem(at, format!("must be one of {}", listed)));
         }
     }
     if let Some(expected) = &schema.constant {
@@ -250,8 +235,8 @@ fn check(schema: &Schema, value: &Value, at: &At<'_>, depth: usize) -> Result<()
     match value {
         Value::Number(n) => check_number(schema, n.as_f64().unwrap_or(0.0), at),
         Value::String(s) => check_length(schema.length, || s.chars().count(), "characters", at),
-        Value::Array(items) => check_array(schema, items, at, depth),
-        Value::Object(object) => check_object(schema, object, at, depth),
+        Value::Array(items) => check_array(schema, items, at),
+        Value::Object(object) => check_object(schema, object, at),
         _ => Ok(()),
     }
 }
@@ -345,22 +330,17 @@ fn check_length(
     Ok(())
 }
 
-fn check_array(schema: &Schema, items: &[Value], at: &At<'_>, depth: usize) -> Result<(), Problem> {
+fn check_array(schema: &Schema, items: &[Value], at: &At<'_>) -> Result<(), Problem> {
     check_length(schema.count, || items.len(), "items", at)?;
     if let Some(item_schema) = &schema.items {
         for (i, item) in items.iter().enumerate() {
-            check(item_schema, item, &At::Item(at, i), depth + 1)?;
+            check(item_schema, item, &At::Item(at, i))?;
         }
     }
     Ok(())
 }
 
-fn check_object(
-    schema: &Schema,
-    object: &JsonObject,
-    at: &At<'_>,
-    depth: usize,
-) -> Result<(), Problem> {
+fn check_object(schema: &Schema, object: &JsonObject, at: &At<'_>) -> Result<(), Problem> {
     for name in &schema.required {
         if !object.contains_key(name) {
             return Err(problem(
@@ -374,7 +354,7 @@ fn check_object(
     }
     for (name, value) in object {
         if let Some(property) = schema.property(name) {
-            check(property, value, &At::Member(at, name), depth + 1)?;
+            check(property, value, &At::Member(at, name))?;
         }
     }
     Ok(())
@@ -408,6 +388,14 @@ fn type_name(value: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn check_arguments(schema: &JsonObject, arguments: &JsonObject) -> Result<(), String> {
+        Schema::compile(schema).check_arguments(arguments)
+    }
+
+    fn check_output(schema: &JsonObject, value: &Value) -> Result<(), String> {
+        Schema::compile(schema).check_output(value)
+    }
 
     fn obj(v: Value) -> JsonObject {
         v.as_object().cloned().unwrap()
@@ -503,5 +491,24 @@ mod tests {
         assert!(check_output(&schema, &json!({}))
             .unwrap_err()
             .contains("\"total\" is required"));
+    }
+
+    // Nested schemas are followed to MAX_DEPTH and no further: a wrong
+    // type at depth 5 is found, one past the limit is not looked at.
+    #[test]
+    fn nesting_stops_at_the_depth_limit() {
+        fn nested(levels: usize, leaf: Value) -> (Value, Value) {
+            let mut schema = json!({"type": "string"});
+            let mut value = leaf;
+            for _ in 0..levels {
+                schema = json!({"type": "object", "properties": {"a": schema}});
+                value = json!({ "a": value });
+            }
+            (schema, value)
+        }
+        let (schema, value) = nested(5, json!(1));
+        assert!(check_output(schema.as_object().unwrap(), &value).is_err());
+        let (schema, value) = nested(MAX_DEPTH + 2, json!(1));
+        assert!(check_output(schema.as_object().unwrap(), &value).is_ok());
     }
 }
