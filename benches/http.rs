@@ -186,8 +186,14 @@ usage: cargo bench --bench http [-- OPTIONS]
                       idle (under 10% CPU busy over 300 ms); default 0 (no wait)
   --at NAME=ADDR      also drive a server already running at ADDR (host:port, path
                       /mcp) with the modern-json flow, under NAME; repeatable. With
-                      --at and no --only, only these run, and ratios are to the first
-                      (scripts/multi-instance.sh --bench: nginx next to one instance)
+                      --at and no --only, only these run; without the ceiling, ratios
+                      are to the first --at server (scripts/multi-instance.sh
+                      --bench: nginx next to one instance)
+  --at-legacy-json NAME=ADDR
+                      as --at, with the legacy-json flow (a session, JSON answers):
+                      for a 2025-11-25 server such as ../shared/tools/bench's
+                      `ref-server --http ADDR --json`, as the base of the ratios
+                      (scripts/http-reference.sh)
   --help              this text
 
 Without `--bench` (which `cargo bench` passes) it only smoke-tests every path.";
@@ -214,6 +220,8 @@ struct Options {
     listens: usize,
     /// `--at`: servers this bench does not start, by name.
     external: Vec<(&'static str, SocketAddr)>,
+    /// For each of `external`: `true` when it takes the legacy-json flow.
+    external_legacy: Vec<bool>,
     only: bool,
     throughput: bool,
     memory: bool,
@@ -239,6 +247,7 @@ impl Options {
             streams: 500,
             listens: 1000,
             external: Vec::new(),
+            external_legacy: Vec::new(),
             only: false,
             throughput: true,
             memory: true,
@@ -301,7 +310,10 @@ impl Options {
                 "--no-throughput" => o.throughput = false,
                 "--no-memory" => o.memory = false,
                 "--wait-idle" => o.wait_idle = Duration::from_secs_f64(seconds(&arg, args.next())?),
-                "--at" => o.external.push(external(&value(&arg, args.next())?)?),
+                "--at" | "--at-legacy-json" => {
+                    o.external.push(external(&value(&arg, args.next())?)?);
+                    o.external_legacy.push(arg == "--at-legacy-json");
+                }
                 // libtest flags that cargo may pass to any bench target.
                 "--nocapture" | "--quiet" | "-q" | "--color" => {}
                 other if other.starts_with('-') => return Err(format!("unknown option {}", other)),
@@ -321,7 +333,12 @@ impl Options {
             o.targets.clear();
         }
         for (index, &(name, _)) in o.external.iter().enumerate() {
-            o.targets.push(Target::External { name, index });
+            let legacy = o.external_legacy[index];
+            o.targets.push(Target::External {
+                name,
+                index,
+                legacy,
+            });
         }
         Ok(o)
     }
@@ -358,10 +375,12 @@ enum Target {
     /// difference to `modern-json` is the cost of authorization.
     ModernAuth,
     /// `modern-json` against a server already running (`--at`), such as
-    /// nginx in front of several instances: its `index` in `--at` order.
+    /// nginx in front of several instances: its `index` in `--at` order;
+    /// `legacy`: the `legacy-json` flow instead (`--at-legacy-json`).
     External {
         name: &'static str,
         index: usize,
+        legacy: bool,
     },
 }
 
@@ -804,12 +823,14 @@ impl Template {
     fn tools_call(target: Target, host: &str, session: Option<&str>) -> Template {
         let before = r#"{"jsonrpc":"2.0","id":"#;
         match target {
-            Target::Ceiling | Target::Legacy | Target::LegacyJson => {
+            Target::Ceiling
+            | Target::Legacy
+            | Target::LegacyJson
+            | Target::External { legacy: true, .. } => {
                 let session = session.unwrap_or("ceiling-has-no-sessions");
-                let accept = if target == Target::LegacyJson {
-                    "application/json"
-                } else {
-                    BOTH
+                let accept = match target {
+                    Target::LegacyJson | Target::External { .. } => "application/json",
+                    _ => BOTH,
                 };
                 Template::accepting(
                     accept,
@@ -1174,7 +1195,9 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
         let mut conn = Conn::connect(addr)?;
         let mut body = Vec::new();
         let session = match target {
-            Target::Legacy | Target::LegacyJson => Some(open_session(&mut conn, &host, &mut body)?),
+            Target::Legacy | Target::LegacyJson | Target::External { legacy: true, .. } => {
+                Some(open_session(&mut conn, &host, &mut body)?)
+            }
             _ => None,
         };
         let mut client = Client {
@@ -1481,8 +1504,13 @@ fn throughput(o: &Options) -> Res<()> {
         "CPU vs ceil",
         TARGET_RATIO * 100.0
     );
-    // Ratios are to the ceiling; without it (`--at`), to the first server.
-    let base = match o.targets.first() {
+    // Ratios are to the ceiling; without it, to the first `--at` server
+    // (the reference), else to the first server.
+    let first_external = o
+        .targets
+        .iter()
+        .find(|t| matches!(t, Target::External { .. }));
+    let base = match first_external.or_else(|| o.targets.first()) {
         Some(&first) if !o.targets.contains(&Target::Ceiling) => first,
         _ => Target::Ceiling,
     };
@@ -2153,12 +2181,14 @@ fn smoke() -> Res<()> {
         ceiling_threads: 2,
         external: vec![("external", running.local_addr())],
     };
-    let external = Target::External {
+    let external = |legacy| Target::External {
         name: "external",
         index: 0,
+        legacy,
     };
     for clients in [1, 3] {
-        for target in Target::ALL.iter().copied().chain([external]) {
+        let externals = [external(false), external(true)];
+        for target in Target::ALL.iter().copied().chain(externals) {
             let r = run_throughput(target, clients, &settings)?;
             if r.requests != 60 {
                 return Err(format!(

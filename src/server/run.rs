@@ -283,34 +283,40 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
 /// anything else is read as every method's params are ([`parse_params`]),
 /// with its messages. Other members are ignored, as there.
 fn call_params(params: Option<Value>) -> Result<CallToolRequestParams, ErrorObject> {
-    let mut object = match params {
+    let object = match params {
         Some(Value::Object(object)) if is_plain_call(&object) => object,
         params => return parse_params(params),
     };
-    let mut take_object = |key: &str| match object.remove(key) {
-        Some(Value::Object(map)) => Some(map),
-        _ => None,
-    };
-    let (arguments, meta) = (take_object("arguments"), take_object("_meta"));
-    let name = match object.remove("name") {
-        Some(Value::String(name)) => name,
-        _ => String::new(), // not reached: `is_plain_call` saw a string
-    };
-    Ok(CallToolRequestParams {
-        name,
-        arguments,
+    let mut call = CallToolRequestParams {
+        name: String::new(),
+        arguments: None,
         task: None,
-        meta,
-    })
+        meta: None,
+    };
+    for (key, value) in object {
+        match (key.as_str(), value) {
+            ("name", Value::String(name)) => call.name = name,
+            ("arguments", Value::Object(map)) => call.arguments = Some(map),
+            ("_meta", Value::Object(map)) => call.meta = Some(map),
+            _ => {}
+        }
+    }
+    Ok(call)
 }
 
-/// See [`call_params`].
+/// See [`call_params`]: one look at each member.
 fn is_plain_call(object: &crate::jsonrpc::JsonObject) -> bool {
-    let object_or_absent = |key: &str| matches!(object.get(key), None | Some(Value::Object(_)));
-    matches!(object.get("name"), Some(Value::String(_)))
-        && object_or_absent("arguments")
-        && object_or_absent("_meta")
-        && !object.contains_key("task")
+    let mut named = false;
+    for (key, value) in object {
+        match (key.as_str(), value) {
+            ("name", Value::String(_)) => named = true,
+            ("name", _) | ("task", _) => return false,
+            ("arguments" | "_meta", Value::Object(_)) => {}
+            ("arguments" | "_meta", _) => return false,
+            _ => {}
+        }
+    }
+    named
 }
 
 /// A tool that declares an `outputSchema` must return `structuredContent`
