@@ -76,6 +76,10 @@ pub(crate) struct Job {
     /// A quick tool's call: run it where it was read
     /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool)).
     pub(super) quick: bool,
+    /// `true` when the request is in the session's in-flight table, where
+    /// a cancel can take it; `false` for a quick call on a connection
+    /// ([`begin`]), which always answers.
+    pub(super) tracked: bool,
 }
 
 impl Job {
@@ -287,6 +291,12 @@ fn is_quick(session: &Session, method: &Method, request: &Request) -> bool {
 }
 
 /// Enters a handler request in the in-flight table and hands it out.
+///
+/// A quick call on a connection (stdio, memory) is only checked against
+/// the table (BASE-2), not entered: the transport runs it on the thread
+/// that reads the connection, before it reads the next message, so no
+/// cancel can reach it while it runs (CAN-1: a later one is a no-op), and
+/// a close of the server spares it as it spares the request that closes.
 fn begin(
     session: &Arc<Session>,
     (method, call): (&'static Method, WorkerFn),
@@ -295,9 +305,19 @@ fn begin(
     sink: &Arc<dyn Sink>,
     arrival: Arrival,
 ) -> Received {
-    match session.in_flight.begin(&request.id, Arc::clone(sink)) {
+    let quick = is_quick(session, method, &request);
+    let untracked = quick && session.is_connection();
+    let entered = if !untracked {
+        session.in_flight.begin(&request.id, Arc::clone(sink))
+    } else if session.in_flight.contains(&request.id) {
+        Err(BeginError::Duplicate)
+    } else {
+        Ok(CancellationFlag::new())
+    };
+    match entered {
         Ok(flag) => Received::Run(Job {
-            quick: is_quick(session, method, &request),
+            quick,
+            tracked: !untracked,
             session: Arc::clone(session),
             method,
             call,

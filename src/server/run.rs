@@ -40,15 +40,17 @@ impl Job {
             arrival,
             envelope,
             quick,
+            tracked,
         } = self;
+        let flag = (&flag, tracked);
         let Arrival { started, caller } = arrival;
-        if flag.is_cancelled() {
+        if flag.0.is_cancelled() {
             // Cancelled while it waited for a worker: the handler never
             // runs, and the cancel already won (no response).
             return finish(
                 &session,
                 request,
-                &flag,
+                flag,
                 &sink,
                 (started, caller),
                 Ok(Reply::Value(Value::Null)),
@@ -59,7 +61,7 @@ impl Job {
                 Ok(rounds) => ClientLink::Retry { envelope, rounds },
                 Err(error) => {
                     let arrival = (started, caller);
-                    return finish(&session, request, &flag, &sink, arrival, Err(error));
+                    return finish(&session, request, flag, &sink, arrival, Err(error));
                 }
             },
             None => ClientLink::connection(request.params.as_ref()),
@@ -73,7 +75,7 @@ impl Job {
             session: Arc::clone(&session),
             request_id: request.id.clone(),
             method,
-            flag: flag.clone(),
+            flag: flag.0.clone(),
             sink: Arc::clone(&sink),
             link,
             caller,
@@ -90,7 +92,7 @@ impl Job {
         }
         let caller = ctx.caller.clone();
         drop(ctx);
-        finish(&session, request, &flag, &sink, (started, caller), answer);
+        finish(&session, request, flag, &sink, (started, caller), answer);
     }
 }
 
@@ -191,15 +193,18 @@ fn conclude(
 }
 
 /// Writes the response unless a cancel won, and reports the outcome.
+/// `flag` is the request's and whether it is in the in-flight table (a
+/// request that is not, `Job::tracked`, always answers).
 fn finish(
     session: &Arc<Session>,
     request: Request,
-    flag: &CancellationFlag,
+    (flag, tracked): (&CancellationFlag, bool),
     sink: &Arc<dyn Sink>,
     (started, caller): (Instant, Caller),
     answer: Result<Reply, ErrorObject>,
 ) {
-    let status = if session.in_flight.finish(&request.id).is_some() {
+    let answers = !tracked || session.in_flight.finish(&request.id).is_some();
+    let status = if answers {
         log::debug!("> response {} {}", request.id, request.method);
         respond(sink, request.id, answer)
     } else {

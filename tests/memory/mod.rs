@@ -1324,25 +1324,89 @@ fn request_hook_reports_method_duration_and_outcome() {
     );
 }
 
+/// Adds a tool `hold` that reports its start on the receiver and answers
+/// "released" once the sender sends (or an error after `WAIT`).
+fn with_hold(
+    builder: tiny_mcp::ServerBuilder,
+) -> (
+    tiny_mcp::ServerBuilder,
+    crossbeam_channel::Receiver<()>,
+    crossbeam_channel::Sender<()>,
+) {
+    let (started_tx, started) = unbounded();
+    let (release, release_rx) = unbounded::<()>();
+    let builder = builder.tool(
+        Tool::new("hold", any_object()),
+        move |_: &RequestContext, _: JsonObject| {
+            let _ = started_tx.send(());
+            match release_rx.recv_timeout(WAIT) {
+                Ok(()) => Ok(CallToolResult::text("released")),
+                Err(_) => Ok(CallToolResult::error("never released")),
+            }
+        },
+    );
+    (builder, started, release)
+}
+
+// BASE-2 for quick tools, which a connection runs on its reading thread
+// without entering them in the in-flight table: a quick call reusing the
+// id of a call still running is refused with -32600; the running call
+// still answers; after it, the same id is free for a quick call, and a
+// cancel naming that finished call is ignored (CAN-1): the next request
+// is the next answer.
+#[test]
+fn quick_call_reusing_a_running_id_is_refused() {
+    let (builder, started, release) = with_hold(Server::builder("ids", "1"));
+    let server = builder
+        .quick_tool(
+            Tool::new("now", any_object()),
+            |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("quick")),
+        )
+        .build();
+    let mut client = connect(&server, json!({}));
+    let id = RequestId::Number(78);
+    let call = |name: &str| Message::request(id.clone(), "tools/call", Some(json!({"name": name})));
+    let answer = |client: &mut MemoryClient, what: &str| match next_message(client, what) {
+        Message::Response(Response {
+            id: Some(got),
+            outcome,
+        }) => {
+            assert_eq!(got, id, "{}", what);
+            outcome
+        }
+        other => panic!("expected {} for id 78, got {:?}", what, other),
+    };
+
+    client.send(call("hold"));
+    recv(&started, "the start of the held request");
+    client.send(call("now"));
+    match answer(&mut client, "the refusal of the quick duplicate") {
+        Err(error) => assert_eq!(error.code, ErrorCode::INVALID_REQUEST, "{:?}", error),
+        Ok(result) => panic!("the duplicate quick call ran: {}", result),
+    }
+    release.send(()).expect("the handler waits for its release");
+    let held = answer(&mut client, "the held call's result").expect("a result");
+    assert_eq!(first_text(&held), "released");
+
+    client.send(call("now"));
+    let quick = answer(&mut client, "the quick call's result").expect("a result");
+    assert_eq!(first_text(&quick), "quick");
+    client.send(Message::notification(
+        "notifications/cancelled",
+        Some(json!({"requestId": 78, "reason": "too late"})),
+    ));
+    client.send(call("now"));
+    let again = answer(&mut client, "the next quick call's result").expect("a result");
+    assert_eq!(first_text(&again), "quick");
+}
+
 // BASE-2, basic "Requests" (ids must not be reused while in use): a
 // request whose id is still in flight is refused with -32600, and the
 // first request still gets its own response.
 #[test]
 fn duplicate_in_flight_request_id_is_refused() {
-    let (started_tx, started) = unbounded();
-    let (release, release_rx) = unbounded::<()>();
-    let server = Server::builder("ids", "1")
-        .tool(
-            Tool::new("hold", any_object()),
-            move |_: &RequestContext, _: JsonObject| {
-                let _ = started_tx.send(());
-                match release_rx.recv_timeout(WAIT) {
-                    Ok(()) => Ok(CallToolResult::text("released")),
-                    Err(_) => Ok(CallToolResult::error("never released")),
-                }
-            },
-        )
-        .build();
+    let (builder, started, release) = with_hold(Server::builder("ids", "1"));
+    let server = builder.build();
     let mut client = connect(&server, json!({}));
     let id = RequestId::Number(77);
     let call = || Message::request(id.clone(), "tools/call", Some(json!({"name": "hold"})));
