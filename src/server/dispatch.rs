@@ -71,8 +71,9 @@ pub(crate) struct Job {
     pub(super) flag: CancellationFlag,
     pub(super) sink: Arc<dyn Sink>,
     pub(super) arrival: Arrival,
-    /// The envelope of a 2026-07-28 request, read once.
-    pub(super) envelope: Option<Envelope>,
+    /// The envelope of a 2026-07-28 request, read once (boxed: a job is
+    /// moved from the reading thread to where it runs).
+    pub(super) envelope: Option<Box<Envelope>>,
     /// A quick tool's call: run it where it was read
     /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool)).
     pub(super) quick: bool,
@@ -325,7 +326,7 @@ fn begin(
             flag,
             sink: Arc::clone(sink),
             arrival,
-            envelope,
+            envelope: envelope.map(Box::new),
         }),
         Err(BeginError::Duplicate) => {
             let message = format!("request id {} is already in flight", request.id);

@@ -58,7 +58,10 @@ impl Job {
         }
         let link = match envelope {
             Some(envelope) => match input::read_rounds(&session, &request, &caller) {
-                Ok(rounds) => ClientLink::Retry { envelope, rounds },
+                Ok(rounds) => ClientLink::Retry {
+                    envelope: *envelope,
+                    rounds,
+                },
                 Err(error) => {
                     let arrival = (started, caller);
                     return finish(&session, request, flag, &sink, arrival, Err(error));
