@@ -5,13 +5,12 @@
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::Value;
 
 use super::caller::Caller;
 use super::context::{ClientLink, RequestContext};
-use super::dispatch::{Arrival, Job};
+use super::dispatch::{Arrival, Job, Started};
 use super::inline::{parse_params, to_value};
 use super::methods::{Failure, Reply, WorkerFn};
 use super::registry::{Resolved, ToolEntry};
@@ -203,7 +202,7 @@ fn finish(
     request: Request,
     (flag, tracked): (&CancellationFlag, bool),
     sink: &Arc<dyn Sink>,
-    (started, caller): (Instant, Caller),
+    (started, caller): (Started, Caller),
     answer: Result<Reply, ErrorObject>,
 ) {
     let answers = !tracked || session.in_flight.finish(&request.id).is_some();
