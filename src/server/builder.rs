@@ -439,7 +439,8 @@ impl ServerBuilder {
 
     /// How long handlers still running when stdin closes get to finish and
     /// answer before they are cancelled. Defaults to 1 s; zero cancels them
-    /// at once.
+    /// at once. `Server::close` gives them the same, and a quick tool's
+    /// call running on stdio's reading thread as well.
     pub fn end_of_input_grace(mut self, grace: Duration) -> Self {
         self.config.end_of_input_grace = grace;
         self
@@ -455,7 +456,9 @@ impl ServerBuilder {
     }
 
     /// Most requests one session may have in flight. Past it a request gets
-    /// `-32603` "too many requests in flight". Defaults to 1024.
+    /// `-32603` "too many requests in flight". Defaults to 1024. A quick
+    /// tool's call on stdio is not counted: it runs on the thread that
+    /// reads, one at a time ([`quick_tool`](Self::quick_tool)).
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.config.max_in_flight = n.max(1);
         self

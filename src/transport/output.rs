@@ -69,6 +69,12 @@ impl Output {
         self.reading.store(true, Ordering::SeqCst);
     }
 
+    /// `true` from `busy` to the next `idle`: the reading thread works on
+    /// a line it read.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.reading.load(Ordering::SeqCst)
+    }
+
     /// The reading thread is about to wait for input: everything buffered
     /// goes out now, and from now on each message at once. (Cleared
     /// before the flush: a message added meanwhile is either in this
@@ -198,12 +204,12 @@ impl Drop for Deferring<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// A writer shared with the test.
+    /// A writer shared with the test (the stdio transport's tests too).
     #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Shared(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl Write for Shared {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

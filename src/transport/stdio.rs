@@ -34,7 +34,7 @@ where
     let connection = Connection::open(server, writer)?;
     let stopped = Arc::clone(&connection.stopped);
     let key = server.inner.on_close(Box::new(move || {
-        stopped.store(true, Ordering::Release);
+        stopped.store(true, Ordering::SeqCst);
     }));
     // Nothing says whether `reader` holds another line: flush before each.
     let outcome = connection.read(reader, |_| false);
@@ -45,9 +45,20 @@ where
 /// Serves MCP on stdin and `writer`: as [`serve`], with stdin read on a
 /// thread of its own, so that closing the server returns at once even
 /// while a read blocks (that thread is then left blocked in it, and ends
-/// at the next line or end of input without acting on it).
+/// at the next line or end of input without acting on it). A line that
+/// thread is working on when the server closes (a quick call) is finished
+/// and answered first, within `end_of_input_grace`.
 pub(crate) fn serve_stdin<W>(server: &Server, writer: W) -> Result<(), Error>
 where
+    W: Write + Send + 'static,
+{
+    serve_threaded(server, io::stdin(), writer)
+}
+
+/// [`serve_stdin`] with `input` for stdin.
+fn serve_threaded<I, W>(server: &Server, input: I, writer: W) -> Result<(), Error>
+where
+    I: io::Read + Send + 'static,
     W: Write + Send + 'static,
 {
     let connection = Arc::new(Connection::open(server, writer)?);
@@ -55,14 +66,14 @@ where
     let (close, closed) = crossbeam_channel::bounded::<()>(1);
     let stopped = Arc::clone(&connection.stopped);
     let key = server.inner.on_close(Box::new(move || {
-        stopped.store(true, Ordering::Release);
+        stopped.store(true, Ordering::SeqCst);
         let _ = close.try_send(());
     }));
     let reading = Arc::clone(&connection);
     let spawned = thread::Builder::new()
         .name("tiny-mcp-stdin".into())
         .spawn(move || {
-            let stdin = BufReader::with_capacity(STDIN_BUFFER, io::stdin());
+            let stdin = BufReader::with_capacity(STDIN_BUFFER, input);
             let outcome = reading.read(stdin, |r| r.buffer().contains(&b'\n'));
             let _ = done.send(outcome);
         });
@@ -72,7 +83,10 @@ where
                 // The reader's sender went without a word: it panicked.
                 Err(Error::new(ErrorKind::ThreadPanicked("tiny-mcp-stdin".into())))
             }),
-            recv(closed) -> _ => Ok(()),
+            recv(closed) -> _ => {
+                connection.await_line(&read_ended, server.inner.config.end_of_input_grace);
+                Ok(())
+            }
         },
         Err(e) => Err(Error::from(e)),
     };
@@ -119,12 +133,19 @@ impl Connection {
                 // The output reports why; nothing more can be answered.
                 return Ok(());
             }
+            if self.stopped.load(Ordering::SeqCst) {
+                // Closed while the last line was handled: its answer is
+                // buffered; do not wait for more input.
+                return Ok(());
+            }
             if !has_line(&reader) {
                 self.output.idle();
             }
             let read = read_line(&mut reader, &mut line, max);
             self.output.busy();
-            if self.stopped.load(Ordering::Acquire) {
+            // After `busy` (both SeqCst): a close either is seen here, or
+            // sees this thread busy and waits for its line (`await_line`).
+            if self.stopped.load(Ordering::SeqCst) {
                 return Ok(());
             }
             match read {
@@ -145,10 +166,24 @@ impl Connection {
         }
     }
 
+    /// After a close: when the reading thread is working on a line (a
+    /// quick call runs on it, maybe the one that closed), waits up to
+    /// `grace` for it to end, so that the line's answer is written; a
+    /// reading thread that waits for input is left waiting.
+    fn await_line(
+        &self,
+        read_ended: &crossbeam_channel::Receiver<Result<(), Error>>,
+        grace: std::time::Duration,
+    ) {
+        if self.output.is_busy() {
+            let _ = read_ended.recv_timeout(grace);
+        }
+    }
+
     /// Ends the connection after reading stopped: grace, cancel, join the
     /// workers, write what is buffered.
     fn finish(&self, outcome: Result<(), Error>) -> Result<(), Error> {
-        let closed = self.stopped.load(Ordering::Acquire);
+        let closed = self.stopped.load(Ordering::SeqCst);
         end_of_input(&self.server, &self.session, closed);
         let config = &self.server.inner.config;
         let workers = self.pool.join_within(Some(config.handler_exit_timeout));
@@ -228,5 +263,100 @@ impl Sink for StdoutSink {
 
     fn send_tool_result(&self, id: &RequestId, answer: &ToolAnswer<'_>) -> Option<bool> {
         Some(self.0.send_with(|line| write_result_to(line, id, answer)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::time::Duration;
+
+    use crossbeam_channel::{unbounded, Receiver};
+    use serde_json::json;
+
+    use super::super::output::tests::Shared;
+    use super::*;
+    use crate::{CallToolResult, JsonObject, RequestContext, Tool};
+
+    const WAIT: Duration = Duration::from_secs(10);
+
+    /// Input that blocks, as an open stdin does, until its sender goes.
+    struct OpenInput(Receiver<Vec<u8>>, Vec<u8>);
+
+    impl Read for OpenInput {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.1.is_empty() {
+                self.1 = self.0.recv().unwrap_or_default();
+            }
+            let n = buf.len().min(self.1.len());
+            buf[..n].copy_from_slice(&self.1[..n]);
+            self.1.drain(..n);
+            Ok(n)
+        }
+    }
+
+    fn line(value: serde_json::Value) -> Vec<u8> {
+        let mut line = value.to_string().into_bytes();
+        line.push(b'\n');
+        line
+    }
+
+    // Server::close: serving returns once running requests got their grace
+    // and their output is written, "also when called from a handler (whose
+    // request still answers)". A quick tool's call runs on the thread that
+    // reads stdin: the close waits for it, stdin left open, and its answer
+    // is written before serving returns.
+    #[test]
+    fn a_quick_call_that_closes_the_server_is_answered() {
+        let (started_tx, started_rx) = unbounded::<()>();
+        let (release_tx, release_rx) = unbounded::<()>();
+        let server = Server::builder("close", "1")
+            .end_of_input_grace(Duration::from_secs(60))
+            .quick_tool(
+                Tool::new("stop", json!({"type": "object"})),
+                move |ctx: &RequestContext, _: JsonObject| {
+                    ctx.server().close();
+                    let _ = started_tx.send(());
+                    let _ = release_rx.recv_timeout(WAIT);
+                    Ok(CallToolResult::text("bye"))
+                },
+            )
+            .build();
+        let (input, lines) = unbounded();
+        let written = Shared::default();
+        let (served_tx, served) = unbounded();
+        let (serving, output) = (server.clone(), written.clone());
+        thread::spawn(move || {
+            let input = OpenInput(lines, Vec::new());
+            let _ = served_tx.send(serve_threaded(&serving, input, output));
+        });
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}});
+        let _ = input.send(line(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        ));
+        let _ = input.send(line(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ));
+        let call = json!({"name": "stop", "arguments": {}});
+        let _ = input.send(line(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
+        ));
+        started_rx.recv_timeout(WAIT).expect("the quick tool ran");
+        // Serving must not return while the call runs (it did: the close
+        // did not wait for the reading thread).
+        let early = served.recv_timeout(Duration::from_millis(200));
+        assert!(
+            early.is_err(),
+            "serving returned during the call: {:?}",
+            early
+        );
+        release_tx.send(()).expect("the tool waits for its release");
+        let outcome = served.recv_timeout(WAIT).expect("serving returned");
+        assert!(outcome.is_ok(), "{:?}", outcome);
+        let text = String::from_utf8(written.0.lock().clone()).expect("UTF-8 output");
+        let answer = text.lines().find(|l| l.contains(r#""id":2"#));
+        assert!(answer.map_or(false, |l| l.contains("bye")), "{}", text);
+        drop(input);
     }
 }
