@@ -13,8 +13,9 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use crate::jsonrpc::Message;
 
@@ -42,6 +43,8 @@ pub(crate) struct Output {
     /// flushes before its next read that may block, so the messages of
     /// other threads may wait for that flush too.
     reading: AtomicBool,
+    /// Signalled (under `state`'s lock) when `reading` is cleared.
+    idled: Condvar,
 }
 
 struct State {
@@ -60,6 +63,7 @@ impl Output {
             }),
             broken: Arc::new(AtomicBool::new(false)),
             reading: AtomicBool::new(false),
+            idled: Condvar::new(),
         }
     }
 
@@ -69,10 +73,19 @@ impl Output {
         self.reading.store(true, Ordering::SeqCst);
     }
 
-    /// `true` from `busy` to the next `idle`: the reading thread works on
-    /// a line it read.
-    pub(crate) fn is_busy(&self) -> bool {
-        self.reading.load(Ordering::SeqCst)
+    /// Waits, at most `timeout`, while the reading thread works on a line
+    /// it read (from `busy` to the next `idle`); `false` if it still does.
+    pub(crate) fn wait_not_busy(&self, timeout: Duration) -> bool {
+        let now = Instant::now();
+        let year = Duration::from_secs(365 * 24 * 3600);
+        let deadline = now.checked_add(timeout).unwrap_or(now + year);
+        let mut state = self.state.lock();
+        while self.reading.load(Ordering::SeqCst) {
+            if self.idled.wait_until(&mut state, deadline).timed_out() {
+                return !self.reading.load(Ordering::SeqCst);
+            }
+        }
+        true
     }
 
     /// The reading thread is about to wait for input: everything buffered
@@ -80,7 +93,12 @@ impl Output {
     /// before the flush: a message added meanwhile is either in this
     /// flush or flushed by its sender.)
     pub(crate) fn idle(&self) {
-        self.reading.store(false, Ordering::SeqCst);
+        {
+            // Under the lock a waiter checks `reading` with.
+            let _state = self.state.lock();
+            self.reading.store(false, Ordering::SeqCst);
+            self.idled.notify_all();
+        }
         self.flush();
     }
 

@@ -84,7 +84,7 @@ where
                 Err(Error::new(ErrorKind::ThreadPanicked("tiny-mcp-stdin".into())))
             }),
             recv(closed) -> _ => {
-                connection.await_line(&read_ended, server.inner.config.end_of_input_grace);
+                connection.await_line(server.inner.config.end_of_input_grace);
                 Ok(())
             }
         },
@@ -170,13 +170,12 @@ impl Connection {
     /// quick call runs on it, maybe the one that closed), waits up to
     /// `grace` for it to end, so that the line's answer is written; a
     /// reading thread that waits for input is left waiting.
-    fn await_line(
-        &self,
-        read_ended: &crossbeam_channel::Receiver<Result<(), Error>>,
-        grace: std::time::Duration,
-    ) {
-        if self.output.is_busy() {
-            let _ = read_ended.recv_timeout(grace);
+    fn await_line(&self, grace: std::time::Duration) {
+        if !self.output.wait_not_busy(grace) {
+            log::info!(
+                "the call on the reading thread is still running after {:?}",
+                grace
+            );
         }
     }
 
