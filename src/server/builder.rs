@@ -439,8 +439,9 @@ impl ServerBuilder {
 
     /// How long handlers still running when stdin closes get to finish and
     /// answer before they are cancelled. Defaults to 1 s; zero cancels them
-    /// at once. `Server::close` gives them the same, and a quick tool's
-    /// call running on stdio's reading thread as well.
+    /// at once. `Server::close` gives them the same; on `serve_stdio` a
+    /// quick tool's call running on the reading thread shares that one
+    /// grace with them (what it takes of it is gone).
     pub fn end_of_input_grace(mut self, grace: Duration) -> Self {
         self.config.end_of_input_grace = grace;
         self

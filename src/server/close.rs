@@ -81,12 +81,14 @@ impl Server {
     /// [`serve_stdio`](Self::serve_stdio) stops reading and returns after
     /// running requests got their grace
     /// ([`end_of_input_grace`](crate::ServerBuilder::end_of_input_grace))
-    /// and queued output is written (its stdin thread stays blocked in its
-    /// read and drops the next line it gets, so a program that reads stdin
-    /// again after a close loses that line);
+    /// and queued output is written (a quick tool's call that its stdin
+    /// thread is running gets the same grace and answers; a stdin thread
+    /// blocked in its read stays blocked and drops the next line it gets,
+    /// so a program that reads stdin again after a close loses that line);
     /// [`serve_io`](Self::serve_io) does the same once its reader returns
-    /// its next line or end of input (it cannot interrupt a blocked read;
-    /// on a server closed already, that first line is not answered); an
+    /// (at once when the close comes while it handles a line; else with
+    /// its next line or end of input: it cannot interrupt a blocked read,
+    /// and on a server closed already that first line is not answered); an
     /// [`HttpServer`](crate::HttpServer)
     /// stops accepting, and its [`join`](crate::HttpServer::join) returns
     /// after the clean-up of [`shutdown`](crate::HttpServer::shutdown).

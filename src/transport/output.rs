@@ -43,7 +43,10 @@ pub(crate) struct Output {
     /// flushes before its next read that may block, so the messages of
     /// other threads may wait for that flush too.
     reading: AtomicBool,
-    /// Signalled (under `state`'s lock) when `reading` is cleared.
+    /// Signalled (under `idle_lock`) when `reading` is cleared. A lock of
+    /// its own, never held across a write: a close waiting for the reading
+    /// thread is not held up by a stalled stdout.
+    idle_lock: Mutex<()>,
     idled: Condvar,
 }
 
@@ -63,6 +66,7 @@ impl Output {
             }),
             broken: Arc::new(AtomicBool::new(false)),
             reading: AtomicBool::new(false),
+            idle_lock: Mutex::new(()),
             idled: Condvar::new(),
         }
     }
@@ -79,9 +83,9 @@ impl Output {
         let now = Instant::now();
         let year = Duration::from_secs(365 * 24 * 3600);
         let deadline = now.checked_add(timeout).unwrap_or(now + year);
-        let mut state = self.state.lock();
+        let mut idle = self.idle_lock.lock();
         while self.reading.load(Ordering::SeqCst) {
-            if self.idled.wait_until(&mut state, deadline).timed_out() {
+            if self.idled.wait_until(&mut idle, deadline).timed_out() {
                 return !self.reading.load(Ordering::SeqCst);
             }
         }
@@ -95,7 +99,7 @@ impl Output {
     pub(crate) fn idle(&self) {
         {
             // Under the lock a waiter checks `reading` with.
-            let _state = self.state.lock();
+            let _idle = self.idle_lock.lock();
             self.reading.store(false, Ordering::SeqCst);
             self.idled.notify_all();
         }

@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
@@ -39,7 +40,7 @@ where
     // Nothing says whether `reader` holds another line: flush before each.
     let outcome = connection.read(reader, |_| false);
     server.inner.forget_closer(key);
-    connection.finish(outcome)
+    connection.finish(outcome, server.inner.config.end_of_input_grace)
 }
 
 /// Serves MCP on stdin and `writer`: as [`serve`], with stdin read on a
@@ -77,21 +78,20 @@ where
             let outcome = reading.read(stdin, |r| r.buffer().contains(&b'\n'));
             let _ = done.send(outcome);
         });
-    let outcome = match spawned {
+    let grace = server.inner.config.end_of_input_grace;
+    let (outcome, spent) = match spawned {
         Ok(_) => crossbeam_channel::select! {
-            recv(read_ended) -> ended => ended.unwrap_or_else(|_| {
+            recv(read_ended) -> ended => (ended.unwrap_or_else(|_| {
                 // The reader's sender went without a word: it panicked.
                 Err(Error::new(ErrorKind::ThreadPanicked("tiny-mcp-stdin".into())))
-            }),
-            recv(closed) -> _ => {
-                connection.await_line(server.inner.config.end_of_input_grace);
-                Ok(())
-            }
+            }), Duration::ZERO),
+            recv(closed) -> _ => (Ok(()), connection.await_line(grace)),
         },
-        Err(e) => Err(Error::from(e)),
+        Err(e) => (Err(Error::from(e)), Duration::ZERO),
     };
     server.inner.forget_closer(key);
-    connection.finish(outcome)
+    // One grace in all: what the reading thread's line took of it is gone.
+    connection.finish(outcome, grace.saturating_sub(spent))
 }
 
 /// One stdio connection: its session, its output, and the workers that
@@ -169,21 +169,24 @@ impl Connection {
     /// After a close: when the reading thread is working on a line (a
     /// quick call runs on it, maybe the one that closed), waits up to
     /// `grace` for it to end, so that the line's answer is written; a
-    /// reading thread that waits for input is left waiting.
-    fn await_line(&self, grace: std::time::Duration) {
+    /// reading thread that waits for input is left waiting. The time it
+    /// waited.
+    fn await_line(&self, grace: Duration) -> Duration {
+        let started = Instant::now();
         if !self.output.wait_not_busy(grace) {
             log::info!(
                 "the call on the reading thread is still running after {:?}",
                 grace
             );
         }
+        started.elapsed()
     }
 
-    /// Ends the connection after reading stopped: grace, cancel, join the
-    /// workers, write what is buffered.
-    fn finish(&self, outcome: Result<(), Error>) -> Result<(), Error> {
+    /// Ends the connection after reading stopped: `grace` for the running
+    /// handlers, cancel, join the workers, write what is buffered.
+    fn finish(&self, outcome: Result<(), Error>, grace: Duration) -> Result<(), Error> {
         let closed = self.stopped.load(Ordering::SeqCst);
-        end_of_input(&self.server, &self.session, closed);
+        end_of_input(&self.session, closed, grace);
         let config = &self.server.inner.config;
         let workers = self.pool.join_within(Some(config.handler_exit_timeout));
         let written = self.output.finish().map_err(Error::from);
@@ -195,8 +198,7 @@ impl Connection {
 /// answer (a client that pipes a few lines in and closes stdin still reads
 /// stdout); then the session closes: the rest are cancelled (flag set,
 /// calls to the client failed, no answer).
-fn end_of_input(server: &Server, session: &Session, closed: bool) {
-    let grace = server.inner.config.end_of_input_grace;
+fn end_of_input(session: &Session, closed: bool, grace: Duration) {
     let running = session.in_flight_count();
     let what = if closed {
         "the server was closed"
@@ -268,7 +270,6 @@ impl Sink for StdoutSink {
 #[cfg(test)]
 mod tests {
     use std::io::Read;
-    use std::time::Duration;
 
     use crossbeam_channel::{unbounded, Receiver};
     use serde_json::json;
@@ -281,6 +282,21 @@ mod tests {
 
     /// Input that blocks, as an open stdin does, until its sender goes.
     struct OpenInput(Receiver<Vec<u8>>, Vec<u8>);
+
+    /// `OpenInput` that says when the reading thread lets go of it.
+    struct Watched(OpenInput, crossbeam_channel::Sender<()>);
+
+    impl Read for Watched {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+
+    impl Drop for Watched {
+        fn drop(&mut self) {
+            let _ = self.1.send(());
+        }
+    }
 
     impl Read for OpenInput {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -357,5 +373,58 @@ mod tests {
         let answer = text.lines().find(|l| l.contains(r#""id":2"#));
         assert!(answer.map_or(false, |l| l.contains("bye")), "{}", text);
         drop(input);
+    }
+
+    // After the quick call that closed the server, the reading thread ends
+    // instead of waiting for more input on the open stdin (it looks for the
+    // close before each read), and a line after that call is not acted on.
+    #[test]
+    fn the_reading_thread_ends_after_the_call_that_closed() {
+        let (marked_tx, marked) = unbounded::<()>();
+        let server = Server::builder("close", "1")
+            .quick_tool(
+                Tool::new("stop", json!({"type": "object"})),
+                |ctx: &RequestContext, _: JsonObject| {
+                    ctx.server().close();
+                    Ok(CallToolResult::text("bye"))
+                },
+            )
+            .quick_tool(
+                Tool::new("mark", json!({"type": "object"})),
+                move |_: &RequestContext, _: JsonObject| {
+                    let _ = marked_tx.send(());
+                    Ok(CallToolResult::text("marked"))
+                },
+            )
+            .build();
+        let (input, lines) = unbounded();
+        let (dropped_tx, dropped) = unbounded();
+        let written = Shared::default();
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                          "clientInfo": {"name": "t", "version": "1"}});
+        let mut chunk =
+            line(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
+        chunk.extend(line(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ));
+        let _ = input.send(chunk);
+        let stop = json!({"name": "stop", "arguments": {}});
+        let _ = input.send(line(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": stop}),
+        ));
+        let watched = Watched(OpenInput(lines, Vec::new()), dropped_tx);
+        let outcome = serve_threaded(&server, watched, written.clone());
+        assert!(outcome.is_ok(), "{:?}", outcome);
+        let text = String::from_utf8(written.0.lock().clone()).expect("UTF-8 output");
+        assert!(text.contains("bye"), "{}", text);
+        dropped
+            .recv_timeout(WAIT)
+            .expect("the reading thread let go of its input");
+        let mark = json!({"name": "mark", "arguments": {}});
+        let late = input.send(line(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": mark}),
+        ));
+        assert!(late.is_err(), "the input was still read");
+        assert!(marked.try_recv().is_err(), "a line after the close ran");
     }
 }
