@@ -41,15 +41,15 @@ impl Job {
             quick,
             tracked,
         } = self;
-        let flag = (&flag, tracked);
+        let ticket = (&flag, tracked);
         let Arrival { started, caller } = arrival;
-        if flag.0.is_cancelled() {
+        if flag.is_cancelled() {
             // Cancelled while it waited for a worker: the handler never
             // runs, and the cancel already won (no response).
             return finish(
                 &session,
                 request,
-                flag,
+                ticket,
                 &sink,
                 (started, caller),
                 Ok(Reply::Value(Value::Null)),
@@ -63,7 +63,7 @@ impl Job {
                 },
                 Err(error) => {
                     let arrival = (started, caller);
-                    return finish(&session, request, flag, &sink, arrival, Err(error));
+                    return finish(&session, request, ticket, &sink, arrival, Err(error));
                 }
             },
             None => ClientLink::connection(request.params.as_ref()),
@@ -77,7 +77,7 @@ impl Job {
             session: Arc::clone(&session),
             request_id: request.id.clone(),
             method,
-            flag: flag.0.clone(),
+            flag: flag.clone(),
             sink: Arc::clone(&sink),
             link,
             caller,
@@ -94,7 +94,7 @@ impl Job {
         }
         let caller = ctx.caller.clone();
         drop(ctx);
-        finish(&session, request, flag, &sink, (started, caller), answer);
+        finish(&session, request, ticket, &sink, (started, caller), answer);
     }
 }
 
@@ -195,8 +195,8 @@ fn conclude(
 }
 
 /// Writes the response unless a cancel won, and reports the outcome.
-/// `flag` is the request's and whether it is in the in-flight table (a
-/// request that is not, `Job::tracked`, always answers).
+/// The ticket is the request's flag and whether it is in the in-flight
+/// table (a request that is not, `Job::tracked`, always answers).
 fn finish(
     session: &Arc<Session>,
     request: Request,

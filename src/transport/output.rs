@@ -80,9 +80,7 @@ impl Output {
     /// Waits, at most `timeout`, while the reading thread works on a line
     /// it read (from `busy` to the next `idle`); `false` if it still does.
     pub(crate) fn wait_not_busy(&self, timeout: Duration) -> bool {
-        let now = Instant::now();
-        let year = Duration::from_secs(365 * 24 * 3600);
-        let deadline = now.checked_add(timeout).unwrap_or(now + year);
+        let deadline = Instant::now() + timeout;
         let mut idle = self.idle_lock.lock();
         while self.reading.load(Ordering::SeqCst) {
             if self.idled.wait_until(&mut idle, deadline).timed_out() {
