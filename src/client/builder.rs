@@ -64,7 +64,7 @@ impl ClientBuilder {
             stderr: StderrMode::Inherit,
             token: None,
             tls_roots: Vec::new(),
-            reinitialize: false,
+            reinitialize: true,
         }
     }
 
@@ -134,13 +134,24 @@ impl ClientBuilder {
         self
     }
 
-    /// When a 2025-11-25 HTTP server ends the session (`404` on its id),
-    /// starts a new one with `initialize` and sends the request again,
-    /// once, instead of returning
+    /// When a 2025-11-25 HTTP server ends the session (`404` on its id:
+    /// a restart, its idle timeout, another instance behind a load
+    /// balancer), starts a new one with `initialize` and sends the request
+    /// again, once: requests that only read (lists, `resources/read`,
+    /// `prompts/get`, `ping`, completions), the log level and
+    /// subscriptions, and `tools/call` unless its
+    /// [`CallOptions::retry_on_new_session`](crate::CallOptions::retry_on_new_session)
+    /// is off. Other requests (the tasks methods, which name the old
+    /// session's tasks; methods the client does not know) return
     /// [`ErrorKind::SessionExpired`](crate::ErrorKind::SessionExpired)
-    /// (2025-11-25 transports, "Session Management": the client MUST start
-    /// a new session). What the old session held (subscriptions, the log
-    /// level) is not carried over. Default: off.
+    /// once the new session is made. The new session is told the log level
+    /// and the subscriptions the old one held, and GET streams reopen on
+    /// it. With `false`, every request that meets the `404` returns
+    /// `SessionExpired` and the client stays without a session.
+    /// Default: on.
+    ///
+    /// Spec: basic/transports "Session Management" (2025-11-25): the
+    /// client MUST start a new session.
     pub fn reinitialize_on_expiry(mut self, on: bool) -> ClientBuilder {
         self.reinitialize = on;
         self

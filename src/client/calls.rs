@@ -193,8 +193,9 @@ impl Client {
             uri_params(uri),
             None,
             &CallOptions::new(),
-        )
-        .map(|_| ())
+        )?;
+        self.session.subscriptions.lock().insert(uri.to_string());
+        Ok(())
     }
 
     /// Ends a subscription made with [`subscribe`](Self::subscribe).
@@ -204,6 +205,7 @@ impl Client {
     /// As [`subscribe`](Self::subscribe).
     pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         self.legacy_only(methods::RESOURCES_UNSUBSCRIBE)?;
+        self.session.subscriptions.lock().remove(uri);
         self.send(
             methods::RESOURCES_UNSUBSCRIBE,
             uri_params(uri),
@@ -310,8 +312,10 @@ impl Client {
             params,
             None,
             &CallOptions::new(),
-        )
-        .map(|_| ())
+        )?;
+        // Kept for a new session after this one ends (`recover.rs`).
+        *self.log_level.lock() = Some(level);
+        Ok(())
     }
 
     fn legacy_only(&self, method: &str) -> Result<(), Error> {

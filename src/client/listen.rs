@@ -13,8 +13,11 @@ use crossbeam_channel::{bounded, select};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::http::HttpLink;
 use super::link::{Link, Outgoing, Wait};
 use super::options::CancelToken;
+use super::recover::SessionEpoch;
+use super::wire::{Conn, Head};
 use super::{envelope, Client};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::JsonObject;
@@ -185,12 +188,16 @@ impl Client {
             // (a server allows one GET stream per session).
             Some(_) if self.background.lock().is_some() => None,
             Some(http) => {
-                let (conn, head) = http.open_get_stream(self.request_timeout)?;
-                let http = Arc::clone(http);
-                let held = token.clone();
+                let first = http.open_get_stream(self.request_timeout)?;
+                let stream = GetStream {
+                    http: Arc::clone(http),
+                    epoch: Arc::clone(&self.epoch),
+                    token: token.clone(),
+                    timeout: self.request_timeout,
+                };
                 let handle = thread::Builder::new()
                     .name("tiny-mcp-client-get".into())
-                    .spawn(move || http.read_get_stream(conn, head, &held))?;
+                    .spawn(move || stream.keep(first))?;
                 Some(handle)
             }
             None => None,
@@ -200,6 +207,72 @@ impl Client {
             honored: Value::Object(JsonObject::new()),
             thread,
         })
+    }
+}
+
+/// A 2025-11-25 GET stream kept open for as long as it is held: when the
+/// server ends it, it is opened again, on the same session if the server
+/// still knows it, else on the next session the client starts (2025-11-25
+/// transports, "Listening for Messages from the Server" and "Session
+/// Management"). A server that ends it again and again is asked less and
+/// less often, from [`MIN_PAUSE`] up to [`MAX_PAUSE`].
+struct GetStream {
+    http: Arc<HttpLink>,
+    epoch: Arc<SessionEpoch>,
+    token: CancelToken,
+    timeout: Duration,
+}
+
+/// The pause before asking again for a GET stream that lasted under
+/// [`SHORT_STREAM`]; doubled at each such stream up to [`MAX_PAUSE`].
+const MIN_PAUSE: Duration = Duration::from_millis(250);
+/// The longest pause between two GET streams.
+const MAX_PAUSE: Duration = Duration::from_secs(30);
+/// A GET stream that lasted at least this long is opened again at once.
+const SHORT_STREAM: Duration = Duration::from_secs(1);
+
+impl GetStream {
+    /// Reads `first`, then each stream opened after it, until the token is
+    /// cancelled or the server has no GET stream (`405`).
+    fn keep(self, first: (Conn, Head)) {
+        let epoch = Arc::clone(&self.epoch);
+        let _wake = self.token.on_cancel(move || epoch.wake());
+        let mut stream = Some(first);
+        let mut pause = Duration::from_secs(0);
+        loop {
+            if let Some((conn, head)) = stream.take() {
+                let began = Instant::now();
+                self.http.read_get_stream(conn, head, &self.token);
+                pause = match began.elapsed() < SHORT_STREAM {
+                    true => (pause * 2).max(MIN_PAUSE).min(MAX_PAUSE),
+                    false => Duration::from_secs(0),
+                };
+            }
+            if self.token.is_cancelled() {
+                return;
+            }
+            let seen = self.epoch.current();
+            if pause > Duration::from_secs(0) {
+                // Woken early by a new session, or by the cancel.
+                self.epoch.wait_past(seen, pause);
+                if self.token.is_cancelled() {
+                    return;
+                }
+            }
+            match self.http.open_get_stream(self.timeout) {
+                Ok(opened) => stream = Some(opened),
+                Err(e) if matches!(e.kind(), ErrorKind::SessionExpired) => {
+                    log::debug!("the GET stream's session ended; waiting for the next");
+                    self.epoch.wait_past(seen, FOREVER);
+                    pause = Duration::from_secs(0);
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::Http { status: 405, .. }) => return,
+                Err(e) => {
+                    log::debug!("the GET stream could not be opened again: {}", e);
+                    pause = (pause * 2).max(MIN_PAUSE).min(MAX_PAUSE);
+                }
+            }
+        }
     }
 }
 

@@ -19,6 +19,7 @@ mod link;
 mod listen;
 mod options;
 mod params;
+mod recover;
 mod rounds;
 mod sse;
 mod stdio;
@@ -77,6 +78,10 @@ pub struct Client {
     params: Arc<params::ParamHeaders>,
     reinitialize: bool,
     reinitializing: Mutex<()>,
+    /// Sessions so far; a GET stream waits on it for the next one.
+    epoch: Arc<recover::SessionEpoch>,
+    /// What the session holds that a new session is told again.
+    session: recover::SessionState,
     /// The GET stream opened on connecting (2025-11-25 HTTP).
     background: Mutex<Option<Subscription>>,
     closed: AtomicBool,
@@ -116,6 +121,8 @@ impl Client {
             params,
             reinitialize: builder.reinitialize,
             reinitializing: Mutex::new(()),
+            epoch: Arc::new(recover::SessionEpoch::default()),
+            session: recover::SessionState::default(),
             background: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
@@ -246,35 +253,38 @@ impl Client {
         });
         match self.server.era {
             Era::V2026_07_28 => rounds::run(self, method, params, name, &wait),
-            _ => {
-                let mut out = Outgoing {
-                    id: self.new_id(),
-                    method: method.to_string(),
-                    params: Value::Object(params),
-                    name,
-                };
-                match self.link.request(&out, &wait) {
-                    Err(e)
-                        if matches!(e.kind(), ErrorKind::SessionExpired) && self.reinitialize =>
-                    {
-                        self.new_session()?;
-                        out.id = self.new_id();
-                        self.link.request(&out, &wait)
-                    }
-                    other => other,
-                }
-            }
+            _ => self.send_legacy(method, params, name, options, &wait),
         }
     }
 
-    /// A new 2025-11-25 session after the server ended the old one
-    /// (`ClientBuilder::reinitialize_on_expiry`).
-    fn new_session(&self) -> Result<(), Error> {
-        let _one_at_a_time = self.reinitializing.lock();
-        if let Some(http) = &self.http {
-            http.forget_session();
+    /// A 2025-11-25 request; a `404` on the session starts a new one and,
+    /// when [`recover::may_retry`] allows, sends the request again there.
+    fn send_legacy(
+        &self,
+        method: &str,
+        params: JsonObject,
+        name: Option<String>,
+        options: &CallOptions,
+        wait: &Wait<'_>,
+    ) -> Result<Value, Error> {
+        let mut out = Outgoing {
+            id: self.new_id(),
+            method: method.to_string(),
+            params: Value::Object(params),
+            name,
+        };
+        let session = self.session_id();
+        match self.link.request(&out, wait) {
+            Err(e) if matches!(e.kind(), ErrorKind::SessionExpired) && self.reinitialize => {
+                self.new_session(session.as_deref())?;
+                if !recover::may_retry(method, options) {
+                    return Err(e);
+                }
+                out.id = self.new_id();
+                self.link.request(&out, wait)
+            }
+            other => other,
         }
-        connect::initialize(self).map(|_| ())
     }
 
     /// How long a request with `options` may wait.

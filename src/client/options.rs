@@ -125,6 +125,8 @@ pub struct CallOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) cancel: Option<CancelToken>,
     pub(crate) progress: Option<ProgressFn>,
+    /// Set by `retry_on_new_session(false)`.
+    pub(crate) no_retry_on_new_session: bool,
 }
 
 impl CallOptions {
@@ -150,6 +152,21 @@ impl CallOptions {
         self
     }
 
+    /// Whether a `tools/call` that met the end of its 2025-11-25 HTTP
+    /// session (`404` on `Mcp-Session-Id`) is sent again on the new
+    /// session the client starts. Default: `true`, as for the requests
+    /// that only read. Turn it off for a tool whose call must not run
+    /// twice: the server may have run it before it forgot the session.
+    /// The call then fails with
+    /// [`ErrorKind::SessionExpired`](crate::ErrorKind::SessionExpired),
+    /// and the next one goes to the new session.
+    ///
+    /// Spec: basic/transports "Session Management" (2025-11-25).
+    pub fn retry_on_new_session(mut self, on: bool) -> CallOptions {
+        self.no_retry_on_new_session = !on;
+        self
+    }
+
     /// Asks for progress (the client puts a `progressToken` of its own in
     /// the request's `_meta`) and calls `progress` for each
     /// `notifications/progress` the server sends for it
@@ -170,6 +187,7 @@ impl fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.is_some())
+            .field("retry_on_new_session", &!self.no_retry_on_new_session)
             .finish()
     }
 }

@@ -2,6 +2,7 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod hostile;
+mod recovery;
 #[cfg(feature = "tls")]
 mod tls;
 
@@ -301,21 +302,23 @@ fn delete_session(addr: std::net::SocketAddr, session: &str) {
 }
 
 // 2025-11-25 transports "Session Management": a 404 on the session is
-// reported as its end; with reinitialize_on_expiry the client starts a new
-// session and sends the request again.
+// reported as its end without reinitialize_on_expiry; with it (the
+// default) the client starts a new session and sends the request again.
 #[test]
 fn an_ended_http_session_is_reported_or_renewed() {
     let example = Example::start(&[]);
     let addr = example.addr;
     let via = Via::Http(example);
-    let c = connect(&via, builder().era(Era::V2025_11_25));
+    let c = connect(
+        &via,
+        builder()
+            .era(Era::V2025_11_25)
+            .reinitialize_on_expiry(false),
+    );
     delete_session(addr, &c.session_id().expect("a session id"));
     let err = c.call_tool("echo", json!({"text": "x"})).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::SessionExpired), "{:?}", err);
-    let renewing = connect(
-        &via,
-        builder().era(Era::V2025_11_25).reinitialize_on_expiry(true),
-    );
+    let renewing = connect(&via, builder().era(Era::V2025_11_25));
     let old = renewing.session_id().expect("a session id");
     delete_session(addr, &old);
     let answer = renewing
