@@ -1,5 +1,6 @@
 //! The `Bearer` challenge of a `401` or `403` (RFC 6750 §3, RFC 9728 §5.1;
-//! MCP basic/authorization).
+//! MCP basic/authorization), found among the challenges of any number of
+//! `WWW-Authenticate` field lines (RFC 9110 §11.2, §11.6.1).
 
 use std::fmt;
 
@@ -24,27 +25,29 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// Parses a `WWW-Authenticate` value; `None` when it has no `Bearer`
-    /// challenge. Parameters are `name=value` or `name="quoted \" value"`,
-    /// comma-separated; unknown ones are skipped.
+    /// Parses one `WWW-Authenticate` value, which may hold several
+    /// challenges (`Basic realm="x", Bearer scope="a"`); the first `Bearer`
+    /// one wherever it stands, `None` when there is none. Scheme and
+    /// parameter names are case-insensitive, values are tokens or quoted
+    /// strings (quoted pairs unescaped), unknown parameters are skipped.
+    ///
+    /// Spec: RFC 9110 §11.2 and §11.6.1, RFC 6750 §3.
     pub fn parse(header: &str) -> Option<BearerChallenge> {
-        let start = find_scheme(header)?;
-        let mut rest = &header[start + "bearer".len()..];
+        BearerChallenge::from_values(std::iter::once(header))
+    }
+
+    /// The first `Bearer` challenge in the values of several
+    /// `WWW-Authenticate` field lines, each parsed on its own.
+    pub(crate) fn from_values<'a>(
+        values: impl IntoIterator<Item = &'a str>,
+    ) -> Option<BearerChallenge> {
+        let bearer = values
+            .into_iter()
+            .flat_map(challenges)
+            .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))?;
         let mut challenge = BearerChallenge::default();
-        loop {
-            rest = rest.trim_start_matches(|c: char| c == ',' || c.is_ascii_whitespace());
-            let eq = match rest.find('=') {
-                Some(eq) => eq,
-                None => break,
-            };
-            let name = rest[..eq].trim();
-            if name.contains(' ') {
-                // The next challenge's scheme: this one is over.
-                break;
-            }
-            let (value, after) = value(&rest[eq + 1..]);
-            rest = after;
-            let slot = match name.to_ascii_lowercase().as_str() {
+        for (name, value) in bearer.params {
+            let slot = match name.as_str() {
                 "resource_metadata" => &mut challenge.resource_metadata,
                 "scope" => &mut challenge.scope,
                 "error" => &mut challenge.error,
@@ -52,50 +55,13 @@ impl BearerChallenge {
                 "realm" => &mut challenge.realm,
                 _ => continue,
             };
-            *slot = Some(value);
+            // A name given twice is an error (RFC 9110 §11.2): the first stands.
+            if slot.is_none() {
+                *slot = Some(value);
+            }
         }
         Some(challenge)
     }
-}
-
-/// Where `Bearer` starts as a scheme (case-insensitive, at the start or
-/// after a comma).
-fn find_scheme(header: &str) -> Option<usize> {
-    let lower = header.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find("bearer") {
-        let at = from + i;
-        let before = lower[..at].trim_end();
-        let after = lower[at + 6..].chars().next();
-        if (before.is_empty() || before.ends_with(',')) && after.map_or(true, |c| c == ' ') {
-            return Some(at);
-        }
-        from = at + 6;
-    }
-    None
-}
-
-/// One parameter value, quoted or a token, and what follows it.
-fn value(text: &str) -> (String, &str) {
-    let text = text.trim_start();
-    if let Some(quoted) = text.strip_prefix('"') {
-        let mut out = String::new();
-        let mut chars = quoted.char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => {
-                    if let Some((_, next)) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                '"' => return (out, &quoted[i + 1..]),
-                c => out.push(c),
-            }
-        }
-        return (out, "");
-    }
-    let end = text.find(',').unwrap_or(text.len());
-    (text[..end].trim().to_string(), &text[end..])
 }
 
 impl fmt::Display for BearerChallenge {
@@ -112,6 +78,207 @@ impl fmt::Display for BearerChallenge {
         }
         Ok(())
     }
+}
+
+/// One challenge of a `WWW-Authenticate` value (RFC 9110 §11.2):
+/// `auth-scheme [ 1*SP ( token68 / #auth-param ) ]`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Challenge {
+    /// The scheme as sent (compare it case-insensitively).
+    pub(crate) scheme: String,
+    /// The `token68` form (`Negotiate abc==`), when that is what followed.
+    pub(crate) token68: Option<String>,
+    /// The `auth-param`s: names in lower case, values unquoted.
+    pub(crate) params: Vec<(String, String)>,
+}
+
+/// Every challenge of one `WWW-Authenticate` value, in order. A malformed
+/// element is skipped up to the next comma outside a quoted string; what
+/// follows is still read.
+pub(crate) fn challenges(value: &str) -> Vec<Challenge> {
+    let mut cursor = Cursor { text: value, at: 0 };
+    let mut out = Vec::new();
+    loop {
+        cursor.skip_separators();
+        if cursor.peek().is_none() {
+            return out;
+        }
+        let scheme = match cursor.token() {
+            Some(scheme) => scheme,
+            None => {
+                cursor.skip_element();
+                continue;
+            }
+        };
+        let mut challenge = Challenge {
+            scheme: scheme.to_string(),
+            ..Challenge::default()
+        };
+        let spaced = cursor.skip_spaces();
+        match cursor.peek() {
+            None | Some(b',') => {}
+            Some(_) if spaced => match cursor.token68() {
+                Some(token) => challenge.token68 = Some(token.to_string()),
+                None => cursor.params(&mut challenge.params),
+            },
+            // `Scheme"x"`: neither a new element nor parameters.
+            Some(_) => {
+                cursor.skip_element();
+                continue;
+            }
+        }
+        out.push(challenge);
+    }
+}
+
+/// A position in a field value; every delimiter it stops at is ASCII, so
+/// each position is on a character boundary.
+struct Cursor<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// Skips spaces and tabs (OWS, BWS); `true` when there were some.
+    fn skip_spaces(&mut self) -> bool {
+        let from = self.at;
+        while matches!(self.peek(), Some(b' ') | Some(b'\t')) {
+            self.at += 1;
+        }
+        self.at > from
+    }
+
+    /// Skips list separators: commas and the spaces around them, empty
+    /// elements included (RFC 9110 §5.6.1).
+    fn skip_separators(&mut self) {
+        while matches!(self.peek(), Some(b' ') | Some(b'\t') | Some(b',')) {
+            self.at += 1;
+        }
+    }
+
+    /// `token = 1*tchar`.
+    fn token(&mut self) -> Option<&'a str> {
+        let from = self.at;
+        while self.peek().map_or(false, is_tchar) {
+            self.at += 1;
+        }
+        if self.at > from {
+            Some(&self.text[from..self.at])
+        } else {
+            None
+        }
+    }
+
+    /// `token68`, when it is the whole rest of the challenge (followed by
+    /// OWS then a comma or the end); else nothing is consumed.
+    fn token68(&mut self) -> Option<&'a str> {
+        let from = self.at;
+        let mut end = from;
+        let bytes = self.text.as_bytes();
+        while end < bytes.len() && is_token68_char(bytes[end]) {
+            end += 1;
+        }
+        if end == from {
+            return None;
+        }
+        while end < bytes.len() && bytes[end] == b'=' {
+            end += 1;
+        }
+        let mut after = end;
+        while after < bytes.len() && matches!(bytes[after], b' ' | b'\t') {
+            after += 1;
+        }
+        if after < bytes.len() && bytes[after] != b',' {
+            return None;
+        }
+        self.at = end;
+        Some(&self.text[from..end])
+    }
+
+    /// `#auth-param`, until the end or the next challenge's scheme.
+    fn params(&mut self, params: &mut Vec<(String, String)>) {
+        loop {
+            self.skip_separators();
+            let start = self.at;
+            let name = match self.token() {
+                Some(name) => name,
+                None if self.peek().is_none() => return,
+                None => {
+                    self.skip_element();
+                    continue;
+                }
+            };
+            self.skip_spaces();
+            if self.peek() != Some(b'=') {
+                // `scheme` alone or `scheme 1*SP …`: the next challenge.
+                self.at = start;
+                return;
+            }
+            self.at += 1;
+            self.skip_spaces();
+            let value = match self.peek() {
+                Some(b'"') => self.quoted(),
+                _ => self.token().map(str::to_string),
+            };
+            self.skip_spaces();
+            match (value, self.peek()) {
+                (Some(value), None) | (Some(value), Some(b',')) => {
+                    params.push((name.to_ascii_lowercase(), value));
+                }
+                _ => self.skip_element(),
+            }
+        }
+    }
+
+    /// `quoted-string`, unescaped; `None` when it does not end.
+    fn quoted(&mut self) -> Option<String> {
+        let mut out = String::new();
+        let mut chars = self.text[self.at + 1..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some((_, next)) => out.push(next),
+                    None => break,
+                },
+                '"' => {
+                    self.at += 1 + i + 1;
+                    return Some(out);
+                }
+                c => out.push(c),
+            }
+        }
+        self.at = self.text.len();
+        None
+    }
+
+    /// Skips to the next comma that is not inside a quoted string.
+    fn skip_element(&mut self) {
+        let bytes = self.text.as_bytes();
+        let mut quoted = false;
+        while let Some(&b) = bytes.get(self.at) {
+            match b {
+                b'"' => quoted = !quoted,
+                b'\\' if quoted => self.at += 1,
+                b',' if !quoted => return,
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+}
+
+/// `tchar` (RFC 9110 §5.6.2).
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// The characters of `token68` before its trailing `=`s (RFC 9110 §11.2).
+fn is_token68_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~+/".contains(&b)
 }
 
 #[cfg(test)]
@@ -147,5 +314,110 @@ mod tests {
         );
         assert!(BearerChallenge::parse(r#"Basic realm="bearer""#).is_none());
         assert!(BearerChallenge::parse("").is_none());
+    }
+
+    fn schemes(value: &str) -> Vec<String> {
+        challenges(value).into_iter().map(|c| c.scheme).collect()
+    }
+
+    // RFC 9110 §11.2: several challenges in one value, a token68 one, a
+    // scheme with nothing after it, empty list elements.
+    #[test]
+    fn several_challenges_in_one_value() {
+        let got = challenges(r#"Negotiate abc==, Basic realm="a, b", , NTLM,Bearer"#);
+        assert_eq!(
+            got,
+            vec![
+                Challenge {
+                    scheme: "Negotiate".into(),
+                    token68: Some("abc==".into()),
+                    params: vec![],
+                },
+                Challenge {
+                    scheme: "Basic".into(),
+                    token68: None,
+                    params: vec![("realm".into(), "a, b".into())],
+                },
+                Challenge {
+                    scheme: "NTLM".into(),
+                    ..Challenge::default()
+                },
+                Challenge {
+                    scheme: "Bearer".into(),
+                    ..Challenge::default()
+                },
+            ]
+        );
+        assert_eq!(schemes("Foo a=, Bar b/c+d=="), ["Foo", "Bar"]);
+        assert_eq!(challenges("Foo a=")[0].token68.as_deref(), Some("a="));
+    }
+
+    // RFC 9110 §11.2: `auth-param = token BWS "=" BWS ( token / quoted-string )`;
+    // names are case-insensitive; §5.6.4: quoted pairs are unescaped.
+    #[test]
+    fn auth_params_with_bws_case_and_quoted_pairs() {
+        let got =
+            challenges("Bearer REALM = \"a\\\"b\\\\c\" ,Scope=x\t, error_Description=\"1,2\"");
+        assert_eq!(
+            got[0].params,
+            vec![
+                ("realm".to_string(), "a\"b\\c".to_string()),
+                ("scope".to_string(), "x".to_string()),
+                ("error_description".to_string(), "1,2".to_string()),
+            ]
+        );
+        assert_eq!(got.len(), 1);
+    }
+
+    // RFC 9110 §11.2: a malformed element is passed over; the challenges
+    // after it are still read; nothing panics on odd input.
+    #[test]
+    fn malformed_elements_are_skipped() {
+        let c = BearerChallenge::parse(r#"Basic "x", Foo a=b c, Bearer scope=s"#).unwrap();
+        assert_eq!(c.scope.as_deref(), Some("s"));
+        let c = BearerChallenge::parse(r#"Bearer "junk", scope=s, x="unterminated"#).unwrap();
+        assert_eq!(c.scope.as_deref(), Some("s"));
+        for odd in [
+            "=",
+            ",",
+            "\"",
+            "Bearer =",
+            "Bearer a=\"\\",
+            "Bearer a\u{e9}=\u{e9}",
+            "é, Bearer",
+        ] {
+            let _ = challenges(odd);
+        }
+        assert_eq!(schemes("é, Bearer"), ["Bearer"]);
+    }
+
+    // RFC 6750 §3 with RFC 9110 §11.6.1: the Bearer challenge wherever it
+    // stands, after a token68 challenge or in a later field line.
+    #[test]
+    fn bearer_is_found_wherever_it_stands() {
+        let c = BearerChallenge::parse(
+            r#"Negotiate abc==, bearer resource_metadata="http://h/.well-known/oauth-protected-resource", Basic realm="y""#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some("http://h/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(c.realm, None, "the Basic realm is not the Bearer's");
+        let c = BearerChallenge::parse(r#"Basic realm="a, Bearer scope=evil", Bearer scope=good"#);
+        assert_eq!(
+            c.unwrap().scope.as_deref(),
+            Some("good"),
+            "not inside a quoted string"
+        );
+        let c = BearerChallenge::from_values(vec![r#"Basic realm="x""#, r#"Bearer scope="a b""#]);
+        assert_eq!(c.unwrap().scope.as_deref(), Some("a b"));
+        assert!(BearerChallenge::from_values(vec!["Basic", "Negotiate abc=="]).is_none());
+        let c = BearerChallenge::parse("Bearer scope=a, scope=b").unwrap();
+        assert_eq!(
+            c.scope.as_deref(),
+            Some("a"),
+            "the first of a repeated name"
+        );
     }
 }

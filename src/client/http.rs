@@ -300,9 +300,13 @@ impl HttpLink {
             }
         }
         let challenge = match head.status {
-            401 | 403 => head
-                .header("www-authenticate")
-                .and_then(BearerChallenge::parse),
+            // Every field line, each with any number of challenges (RFC 9110 §11.6.1).
+            401 | 403 => BearerChallenge::from_values(
+                head.headers
+                    .iter()
+                    .filter(|(name, _)| name == "www-authenticate")
+                    .map(|(_, value)| value.as_str()),
+            ),
             _ => None,
         };
         let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
