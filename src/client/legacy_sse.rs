@@ -143,8 +143,18 @@ fn neither(url: &str, refused: &Error, get: &Error) -> Error {
         "{} speaks neither MCP transport over HTTP: the POST of initialize got {} \
          (not Streamable HTTP), and the GET for the 2024-11-05 HTTP+SSE transport's \
          endpoint event failed: {}",
-        url, refused, get
+        url,
+        briefly(refused),
+        briefly(get)
     )))
+}
+
+/// An error as said within another: an HTTP status without its body.
+fn briefly(e: &Error) -> String {
+    match e.kind() {
+        ErrorKind::Http { status, .. } => format!("HTTP {}", status),
+        _ => e.to_string(),
+    }
 }
 
 /// The GET stream, read by its own thread from here on.
