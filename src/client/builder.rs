@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::{HttpLink, HttpSettings};
 use super::inbox::{Handlers, Inbox};
+use super::legacy_sse;
 use super::params::ParamHeaders;
 use super::stdio::{self, StderrMode};
 use super::Client;
@@ -49,6 +50,7 @@ pub struct ClientBuilder {
     pub(crate) token: Option<Arc<super::http::TokenFn>>,
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
+    pub(crate) legacy_sse: bool,
 }
 
 impl ClientBuilder {
@@ -65,6 +67,7 @@ impl ClientBuilder {
             token: None,
             tls_roots: Vec::new(),
             reinitialize: true,
+            legacy_sse: true,
         }
     }
 
@@ -154,6 +157,19 @@ impl ClientBuilder {
     /// client MUST start a new session.
     pub fn reinitialize_on_expiry(mut self, on: bool) -> ClientBuilder {
         self.reinitialize = on;
+        self
+    }
+
+    /// When the POST of `initialize` to a [`connect_http`](Self::connect_http)
+    /// URL gets `400`, `404` or `405`, tries the HTTP+SSE transport of
+    /// 2024-11-05 there: a GET event stream whose `endpoint` event names
+    /// the URI, on the same origin, each message is POSTed to. `false`
+    /// returns the POST's error instead. Never with
+    /// [`era`](Self::era)`(Era::V2026_07_28)`. Default: on.
+    ///
+    /// Spec: basic/transports (2025-11-25), "Backwards Compatibility".
+    pub fn legacy_sse_fallback(mut self, on: bool) -> ClientBuilder {
+        self.legacy_sse = on;
         self
     }
 
@@ -282,28 +298,80 @@ impl ClientBuilder {
     /// `https://…` with the `tls` feature (rustls; the server's certificate
     /// must chain to Mozilla's roots or to one given to
     /// [`tls_root_certificates`](Self::tls_root_certificates), for the
-    /// URL's host) (basic/transports "Streamable HTTP").
+    /// URL's host) (basic/transports "Streamable HTTP"). A server that
+    /// refuses the POST of `initialize` with `400`, `404` or `405` is then
+    /// tried with the HTTP+SSE transport of 2024-11-05 on the same URL
+    /// (see [`legacy_sse_fallback`](Self::legacy_sse_fallback)).
     ///
     /// # Errors
     ///
     /// The URL is not `http://`, the server cannot be reached, or the
-    /// negotiation fails.
+    /// negotiation fails; a server that speaks neither transport gets an
+    /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol) that names both
+    /// attempts.
     pub fn connect_http(self, url: &str) -> Result<Client, Error> {
+        let fallback = match self.legacy_sse && self.era != Some(Era::V2026_07_28) {
+            true => Some(self.copy()),
+            false => None,
+        };
+        match (self.connect_streamable(url), fallback) {
+            (Err(e), Some(builder)) if legacy_sse::refused_post(&e) => {
+                builder.connect_legacy_sse(url, &e)
+            }
+            (connected, _) => connected,
+        }
+    }
+
+    fn connect_streamable(self, url: &str) -> Result<Client, Error> {
         let inbox = Arc::new(Inbox::new(self.handlers.clone()));
         let params = Arc::new(ParamHeaders::default());
-        let settings = HttpSettings {
+        let settings = self.http_settings(url, Arc::clone(&params))?;
+        let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
+        Client::start(self, link.clone(), inbox, None, Some(link), params)
+    }
+
+    /// The 2024-11-05 HTTP+SSE transport, after the POST of `initialize`
+    /// got `refused`; it carries only the `initialize` era.
+    fn connect_legacy_sse(mut self, url: &str, refused: &Error) -> Result<Client, Error> {
+        let inbox = Arc::new(Inbox::new(self.handlers.clone()));
+        let settings = self.http_settings(url, Arc::default())?;
+        let duplex = legacy_sse::connect(
+            url,
+            refused,
+            &settings,
+            self.request_timeout,
+            Arc::clone(&inbox),
+            self.limits(),
+        )?;
+        self.era = Some(Era::V2025_11_25);
+        Client::start(self, Arc::new(duplex), inbox, None, None, Arc::default())
+    }
+
+    // The URL decides TLS, which only the `tls` feature has.
+    #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
+    fn http_settings(&self, url: &str, params: Arc<ParamHeaders>) -> Result<HttpSettings, Error> {
+        Ok(HttpSettings {
             connect_timeout: self.connect_timeout,
             max_message_bytes: self.max_message_bytes,
             token: self.token.clone(),
-            params: Arc::clone(&params),
+            params,
             #[cfg(feature = "tls")]
             tls: match url.starts_with("https://") {
                 true => Some(Arc::new(super::tls::Tls::new(&self.tls_roots)?)),
                 false => None,
             },
-        };
-        let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
-        Client::start(self, link.clone(), inbox, None, Some(link), params)
+        })
+    }
+
+    /// The same settings, for a second attempt at connecting.
+    fn copy(&self) -> ClientBuilder {
+        ClientBuilder {
+            info: self.info.clone(),
+            handlers: self.handlers.clone(),
+            token: self.token.clone(),
+            tls_roots: self.tls_roots.clone(),
+            ..*self
+        }
     }
 }
 

@@ -15,6 +15,7 @@ mod connect;
 mod duplex;
 mod http;
 mod inbox;
+mod legacy_sse;
 mod link;
 mod listen;
 mod options;

@@ -250,7 +250,7 @@ fn http_server(script: Arc<Script>) -> (String, Arc<parking_lot::Mutex<Vec<Strin
     (url, heads)
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+pub(super) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
     let mut head = String::new();
     loop {
         let mut line = String::new();

@@ -3,6 +3,7 @@
 
 mod challenges;
 mod hostile;
+mod legacy_sse;
 mod recovery;
 #[cfg(feature = "tls")]
 mod tls;
