@@ -2,6 +2,8 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod hostile;
+#[cfg(feature = "tasks")]
+mod tasks;
 #[cfg(feature = "tls")]
 mod tls;
 
