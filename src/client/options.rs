@@ -172,13 +172,17 @@ impl CallOptions {
     }
 
     /// Whether a tool call asks to run as a task when the tool allows it
-    /// (its `execution.taskSupport` is `optional`) and the server offers
-    /// tasks. Defaults to `false`: a call is a task only when the tool
-    /// requires it, which the client does by itself. The call then waits
-    /// for the task as it would for a plain answer (polling `tasks/get`)
-    /// and returns its result; the timeout bounds the whole, and a cancel
-    /// or a timeout cancels the task (`tasks/cancel`). Other requests
-    /// ignore it.
+    /// and the server offers tasks. Defaults to `false`: a call is a task
+    /// only when the tool requires it, which the client does by itself.
+    /// In 2025-11-25 the tool's `execution.taskSupport` must be `optional`
+    /// (the client lists the tools once if it has not seen this one); in
+    /// 2026-07-28, where tools do not say, the request declares the tasks
+    /// extension and the server decides (a tool that never runs as a task
+    /// answers plainly). The call waits for the task as it would for a
+    /// plain answer (polling `tasks/get` at the server's interval, within
+    /// 50 ms and 5 s) and returns its result; the timeout bounds the
+    /// whole, and a cancel or a timeout cancels the task (`tasks/cancel`,
+    /// whose answer is awaited at most 5 s). Other requests ignore it.
     ///
     /// Spec: basic/utilities/tasks (2025-11-25, `params.task`); SEP-2663
     /// (2026-07-28, the `io.modelcontextprotocol/tasks` extension declared
