@@ -141,12 +141,16 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let budget = Budget::new(self, options, methods::TOOLS_CALL);
         let as_task = self.call_as_task(name, options)?;
-        let first = self.start_call(name, params.clone(), as_task, options, &budget);
-        let answer = match first {
-            Err(e) if !as_task && self.only_as_task(&e, name)? => {
+        // Kept for a second try only where the server may ask for a task.
+        let spare = Some(&params)
+            .filter(|_| !as_task && self.offers_tasks())
+            .cloned();
+        let first = self.start_call(name, params, as_task, options, &budget);
+        let answer = match (first, spare) {
+            (Err(e), Some(params)) if self.only_as_task(&e, name)? => {
                 self.start_call(name, params, true, options, &budget)?
             }
-            other => other?,
+            (other, _) => other?,
         };
         let task = match answer {
             Started::Done(result) => return Ok(result),
