@@ -386,7 +386,7 @@ pub use server::SealedStateCodec;
 pub use server::{Change, ChangeBus, ChangeEvent};
 
 // Tasks (2025-11-25 experimental; the 2026-07-28 tasks extension).
-pub use protocol::{TaskMetadata, TaskStatus, TaskSupport, ToolExecution};
+pub use protocol::{ListTasksResult, Task, TaskMetadata, TaskStatus, TaskSupport, ToolExecution};
 #[cfg(feature = "tasks")]
 pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 

@@ -56,15 +56,19 @@ impl Client {
     /// See [`Client`].
     pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
         let mut page: ListToolsResult = self.page(methods::TOOLS_LIST, cursor)?;
-        if self.server.era == Era::V2026_07_28 {
-            page.tools = self.params.admit(std::mem::take(&mut page.tools));
+        match self.server.era {
+            Era::V2026_07_28 => page.tools = self.params.admit(std::mem::take(&mut page.tools)),
+            // Only 2025-11-25 lists `execution.taskSupport`.
+            _ => self.task_support.learn(&page.tools),
         }
         Ok(page)
     }
 
     /// Calls a tool with `arguments` (a JSON object, or `Value::Null`).
     /// A tool's own failure is a result with `is_error: Some(true)`, not an
-    /// `Err` (server/tools "Error Handling").
+    /// `Err` (server/tools "Error Handling"). A tool whose
+    /// `execution.taskSupport` is `required` runs as a task, which this
+    /// call follows to its result (see [`CallOptions::task`]).
     ///
     /// # Errors
     ///
@@ -73,23 +77,37 @@ impl Client {
         self.call_tool_with(name, arguments, &CallOptions::new())
     }
 
-    /// [`call_tool`](Self::call_tool) with a timeout, a cancel token or a
-    /// progress callback.
+    /// [`call_tool`](Self::call_tool) with a timeout, a cancel token, a
+    /// progress callback, or as a task ([`CallOptions::task`],
+    /// [`CallOptions::on_task_status`]).
     ///
     /// # Errors
     ///
-    /// See [`Client`].
+    /// See [`Client`]. A call that ran as a task and failed is the task's
+    /// JSON-RPC error ([`ErrorKind::Server`]); a task cancelled by someone
+    /// else is [`ErrorKind::Cancelled`].
     pub fn call_tool_with(
         &self,
         name: &str,
         arguments: Value,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = serde_json::json!({ "name": name });
+        let mut params = JsonObject::new();
+        params.insert("name".into(), Value::from(name));
         if !arguments.is_null() {
-            params["arguments"] = arguments;
+            params.insert("arguments".into(), arguments);
         }
-        let first = self.typed(
+        self.call_tool_tasked(name, params, options)
+    }
+
+    /// One `tools/call` with `params`, its answer as JSON.
+    pub(super) fn call_tool_once(
+        &self,
+        name: &str,
+        params: JsonObject,
+        options: &CallOptions,
+    ) -> Result<Value, Error> {
+        let first = self.send(
             methods::TOOLS_CALL,
             params.clone(),
             Some(name.to_string()),
@@ -101,7 +119,7 @@ impl Client {
             // once with the headers.
             Err(e) if self.needs_param_headers(&e, name) => {
                 self.list_tools()?;
-                self.typed(methods::TOOLS_CALL, params, Some(name.to_string()), options)
+                self.send(methods::TOOLS_CALL, params, Some(name.to_string()), options)
             }
             other => other,
         }
@@ -329,7 +347,11 @@ impl Client {
     }
 
     /// One page of a list method.
-    fn page<R: DeserializeOwned>(&self, method: &str, cursor: Option<&str>) -> Result<R, Error> {
+    pub(super) fn page<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        cursor: Option<&str>,
+    ) -> Result<R, Error> {
         let params = match cursor {
             Some(cursor) => serde_json::json!({ "cursor": cursor }),
             None => Value::Object(JsonObject::new()),
@@ -338,7 +360,7 @@ impl Client {
     }
 
     /// Follows cursors until the last page.
-    fn all_pages<T>(
+    pub(super) fn all_pages<T>(
         &self,
         mut page: impl FnMut(Option<&str>) -> Result<(Vec<T>, Option<String>), Error>,
     ) -> Result<Vec<T>, Error> {

@@ -24,6 +24,7 @@ mod recover;
 mod rounds;
 mod sse;
 mod stdio;
+mod tasks;
 #[cfg(feature = "tls")]
 mod tls;
 mod wire;
@@ -86,6 +87,8 @@ pub struct Client {
     /// The GET stream opened on connecting (2025-11-25 HTTP).
     background: Mutex<Option<Subscription>>,
     closed: AtomicBool,
+    /// Each listed tool's `execution.taskSupport` (`tasks.rs`).
+    task_support: tasks::Known,
 }
 
 impl Client {
@@ -126,6 +129,7 @@ impl Client {
             session: recover::SessionState::default(),
             background: Mutex::new(None),
             closed: AtomicBool::new(false),
+            task_support: tasks::Known::default(),
         };
         match connect::negotiate(&client, builder.era) {
             Ok(server) => {
@@ -398,7 +402,9 @@ pub(crate) fn envelope(client: &Client, params: &mut JsonObject) {
         meta::PROTOCOL_VERSION.into(),
         Value::from(crate::protocol::versions::V2026_07_28),
     );
-    meta.insert(meta::CLIENT_CAPABILITIES.into(), caps);
+    // A request that names its own capabilities keeps them: a task call
+    // adds the tasks extension (SEP-2663), which is declared per request.
+    meta.entry(meta::CLIENT_CAPABILITIES).or_insert(caps);
     meta.insert(meta::CLIENT_INFO.into(), info);
     if let Some(level) = level {
         meta.insert(

@@ -1,5 +1,6 @@
 //! What a caller can add to one request: a timeout, a cancel token, a
-//! progress callback.
+//! progress callback; for a tool call, whether to run it as a task and a
+//! callback for the task's status.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::protocol::ProgressNotificationParams;
+use crate::protocol::{ProgressNotificationParams, Task};
 
 type OnCancel = Box<dyn FnOnce() + Send>;
 
@@ -106,6 +107,10 @@ impl Drop for CancelGuard {
 /// messages, once per `notifications/progress` of its call.
 pub type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
+/// A task status callback: called on the calling thread each time the
+/// task's status or status message changes.
+pub(crate) type TaskStatusFn = Arc<dyn Fn(&Task) + Send + Sync>;
+
 /// Settings of one request: [`Client::call_tool_with`](crate::Client::call_tool_with)
 /// and [`Client::request_with`](crate::Client::request_with).
 ///
@@ -127,6 +132,9 @@ pub struct CallOptions {
     pub(crate) progress: Option<ProgressFn>,
     /// Set by `retry_on_new_session(false)`.
     pub(crate) no_retry_on_new_session: bool,
+    pub(crate) task: bool,
+    pub(crate) task_ttl: Option<Duration>,
+    pub(crate) task_status: Option<TaskStatusFn>,
 }
 
 impl CallOptions {
@@ -179,6 +187,49 @@ impl CallOptions {
         self.progress = Some(Arc::new(progress));
         self
     }
+
+    /// Whether a tool call asks to run as a task when the tool allows it
+    /// and the server offers tasks. Defaults to `false`: a call is a task
+    /// only when the tool requires it, which the client does by itself.
+    /// In 2025-11-25 the tool's `execution.taskSupport` must be `optional`
+    /// (the client lists the tools once if it has not seen this one); in
+    /// 2026-07-28, where tools do not say, the request declares the tasks
+    /// extension and the server decides (a tool that never runs as a task
+    /// answers plainly). The call waits for the task as it would for a
+    /// plain answer (polling `tasks/get` at the server's interval, within
+    /// 50 ms and 5 s) and returns its result; the timeout bounds the
+    /// whole, and a cancel or a timeout cancels the task (`tasks/cancel`,
+    /// whose answer is awaited at most 5 s). Other requests ignore it.
+    ///
+    /// Spec: basic/utilities/tasks (2025-11-25, `params.task`); SEP-2663
+    /// (2026-07-28, the `io.modelcontextprotocol/tasks` extension declared
+    /// in the request's capabilities).
+    pub fn task(mut self, task: bool) -> CallOptions {
+        self.task = task;
+        self
+    }
+
+    /// How long the server should keep the task of this call once asked
+    /// for (`params.task.ttl`, sent in milliseconds; the server may
+    /// shorten it). Defaults to none: the server's own. 2025-11-25 only:
+    /// the 2026-07-28 extension has no way to ask, and it is not sent.
+    ///
+    /// Spec: basic/utilities/tasks (2025-11-25) `TaskMetadata`.
+    pub fn task_ttl(mut self, ttl: Duration) -> CallOptions {
+        self.task_ttl = Some(ttl);
+        self
+    }
+
+    /// Calls `status` with the task each time its status or status message
+    /// changes while a tool call runs as a task: first with the task the
+    /// server made (`working`), last with its terminal status. It runs on
+    /// the calling thread, between polls: keep it short.
+    ///
+    /// Spec: basic/utilities/tasks (2025-11-25) "Task Status"; SEP-2663.
+    pub fn on_task_status(mut self, status: impl Fn(&Task) + Send + Sync + 'static) -> CallOptions {
+        self.task_status = Some(Arc::new(status));
+        self
+    }
 }
 
 impl fmt::Debug for CallOptions {
@@ -188,6 +239,9 @@ impl fmt::Debug for CallOptions {
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.is_some())
             .field("retry_on_new_session", &!self.no_retry_on_new_session)
+            .field("task", &self.task)
+            .field("task_ttl", &self.task_ttl)
+            .field("task_status", &self.task_status.is_some())
             .finish()
     }
 }

@@ -63,7 +63,10 @@ fn may_ask(method: &str) -> bool {
 }
 
 /// The answer to each `{method, params}` of `inputRequests`, by key.
-fn answer_inputs(client: &Client, requests: Option<&Value>) -> Result<JsonObject, Error> {
+pub(super) fn answer_inputs(
+    client: &Client,
+    requests: Option<&Value>,
+) -> Result<JsonObject, Error> {
     let mut responses = JsonObject::new();
     let requests = match requests {
         None | Some(Value::Null) => return Ok(responses),

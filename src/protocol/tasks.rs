@@ -81,6 +81,62 @@ pub struct TaskMetadata {
     pub ttl: Option<u64>,
 }
 
+/// A task as a server reports it: the `CreateTaskResult` of a call, the
+/// answer to `tasks/get`, an entry of `tasks/list`.
+///
+/// Shape: `{"taskId", "status", "statusMessage"?, "createdAt",
+/// "lastUpdatedAt", "ttl", "pollInterval"?}`, durations in milliseconds.
+/// The 2026-07-28 extension names the durations `ttlMs` and
+/// `pollIntervalMs`; both spellings are read into the same fields, and
+/// the 2025-11-25 names are written. Members a status adds in 2026-07-28
+/// (`result`, `error`, `inputRequests`) are not kept here.
+///
+/// Spec: basic/utilities/tasks (2025-11-25) `Task`; SEP-2663
+/// `DetailedTask`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Task {
+    /// The id the server gave the task.
+    pub task_id: String,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// What the server says about the status, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// When it was made, ISO 8601 (empty if the server left it out).
+    #[serde(default)]
+    pub created_at: String,
+    /// When it last changed, ISO 8601 (empty if the server left it out).
+    #[serde(default)]
+    pub last_updated_at: String,
+    /// How long the server keeps it from its creation, in milliseconds;
+    /// `None`: without limit (or not said).
+    #[serde(default, alias = "ttlMs")]
+    pub ttl: Option<u64>,
+    /// How often the server suggests polling it, in milliseconds.
+    #[serde(
+        default,
+        alias = "pollIntervalMs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub poll_interval: Option<u64>,
+}
+
+/// One page of `tasks/list` (2025-11-25 only): `{"tasks", "nextCursor"?}`.
+///
+/// Spec: basic/utilities/tasks (2025-11-25) `ListTasksResult`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListTasksResult {
+    /// The tasks of this page.
+    pub tasks: Vec<Task>,
+    /// The cursor of the next page; `None` on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
 /// `time` in ISO 8601 / RFC 3339 form, UTC, with milliseconds:
 /// `2026-12-02T10:30:00.123Z`.
 #[cfg(feature = "tasks")]
@@ -136,6 +192,25 @@ mod tests {
         assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
         assert_eq!(at(1_796_170_245, 999), "2026-12-02T00:10:45.999Z");
         assert_eq!(at(4_107_542_399, 0), "2100-02-28T23:59:59.000Z");
+    }
+
+    // TASK-5 and SEP-2663: a task reads from either era's names.
+    #[test]
+    fn tasks_read_from_both_eras() {
+        let legacy: Task = serde_json::from_str(
+            r#"{"taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"y","ttl":null,"pollInterval":250}"#,
+        )
+        .unwrap();
+        assert_eq!((legacy.ttl, legacy.poll_interval), (None, Some(250)));
+        let modern: Task = serde_json::from_str(
+            r#"{"resultType":"task","taskId":"b","status":"input_required","createdAt":"x","lastUpdatedAt":"y","ttlMs":60000,"pollIntervalMs":500,"inputRequests":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(modern.status, TaskStatus::InputRequired);
+        assert_eq!(
+            (modern.ttl, modern.poll_interval),
+            (Some(60_000), Some(500))
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@ mod challenges;
 mod hostile;
 mod legacy_sse;
 mod recovery;
+#[cfg(feature = "tasks")]
+mod tasks;
 #[cfg(feature = "tls")]
 mod tls;
 

@@ -122,8 +122,18 @@ fn a_forgotten_session_is_replaced_with_its_subscriptions_and_stream() {
     assert_eq!(text(&answer), "again");
     let new = client.session_id().expect("a new session");
     assert_ne!(old, new);
-    fixture.handle.notify_resource_updated(URI);
-    let update = wait_for(&rx, "notifications/resources/updated");
+    // The GET stream reopens on its own thread, after the new session; an
+    // update sent before it is open reaches nobody, so the update is sent
+    // again until one arrives.
+    let deadline = std::time::Instant::now() + WAIT;
+    let update = loop {
+        fixture.handle.notify_resource_updated(URI);
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(n) if n.method == "notifications/resources/updated" => break n,
+            _ if std::time::Instant::now() < deadline => continue,
+            _ => panic!("no resources/updated on the new session's GET stream"),
+        }
+    };
     assert_eq!(update.params.as_ref().unwrap()["uri"], URI);
 }
 
