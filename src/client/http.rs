@@ -21,13 +21,14 @@ use serde_json::Value;
 use super::challenge::BearerChallenge;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
-use super::options::CancelGuard;
 use super::params::ParamHeaders;
 use super::sse::Events;
-use super::wire::{Body, Conn, Endpoint, Head, Transport};
+use super::wire::{Body, Conn, Endpoint, Head};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
+
+mod send;
 
 /// Supplies the bearer token for each request, or `None` for none.
 pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
@@ -106,45 +107,6 @@ impl HttpLink {
         self.state.lock().session.clone()
     }
 
-    fn connect(&self) -> Result<Conn, Error> {
-        let socket = self
-            .endpoint
-            .connect(self.settings.connect_timeout)
-            .map_err(|e| {
-                // An Io error, as every lost connection is, saying where.
-                let what = format!(
-                    "cannot connect to {}:{}: {}",
-                    self.endpoint.host, self.endpoint.port, e
-                );
-                Error::from(std::io::Error::new(e.kind(), what))
-            })?;
-        self.secure(socket).map(Conn::new)
-    }
-
-    /// The socket as is for `http://`, under TLS for `https://`.
-    fn secure(&self, socket: std::net::TcpStream) -> Result<Transport, Error> {
-        if !self.endpoint.tls {
-            return Ok(Transport::plain(socket));
-        }
-        #[cfg(feature = "tls")]
-        {
-            let tls = self
-                .settings
-                .tls
-                .as_ref()
-                .ok_or_else(|| Error::msg("no TLS configuration"))?;
-            Ok(Transport::tls(tls.wrap(&self.endpoint.host, socket)?))
-        }
-        #[cfg(not(feature = "tls"))]
-        {
-            drop(socket);
-            Err(Error::msg(format!(
-                "https://{}: https:// needs tiny-mcp's `tls` feature",
-                self.endpoint.authority
-            )))
-        }
-    }
-
     /// The headers of a POST carrying `body_meta`'s request: the modern
     /// routing headers when the request claims 2026-07-28 (HTTP-2), the
     /// session's otherwise.
@@ -178,45 +140,6 @@ impl HttpLink {
             headers.push(("Authorization", format!("Bearer {}", token)));
         }
         headers
-    }
-
-    /// Sends one request on a pooled connection (a fresh one when a
-    /// pooled one turns out closed) and reads its head.
-    fn send<N: AsRef<str>>(
-        &self,
-        verb: &str,
-        headers: &[(N, String)],
-        body: Option<&[u8]>,
-        wait: &Wait<'_>,
-    ) -> Result<(Conn, Head, CancelGuard), Error> {
-        // A pooled connection the server has closed meanwhile is dropped
-        // before anything is written on it; once the request is written, a
-        // failure is the request's own and it is never sent again (it may
-        // have run).
-        let pooled = loop {
-            match self.idle.lock().pop() {
-                Some(conn) if conn.closed_by_peer() => continue,
-                other => break other,
-            }
-        };
-        let mut conn = match pooled {
-            Some(conn) => conn,
-            None => self.connect()?,
-        };
-        conn.set_deadline(Some(wait.deadline));
-        let guard = watch(&conn, wait)?;
-        conn.send(verb, &self.endpoint, headers, body)?;
-        let head = conn.head()?;
-        Ok((conn, head, guard))
-    }
-
-    fn keep(&self, mut conn: Conn) {
-        conn.set_deadline(None);
-        conn.reader.get_mut().idle_since = Some(std::time::Instant::now());
-        let mut idle = self.idle.lock();
-        if idle.len() < MAX_IDLE {
-            idle.push(conn);
-        }
     }
 
     /// One exchange: the POST (or the resuming GET) and its answer.
@@ -601,21 +524,6 @@ fn drain(events: &mut Events<BufReader<Body<'_>>>) -> bool {
         }
     }
     false
-}
-
-/// Shuts the connection's socket down when the call's token is cancelled,
-/// from the moment the request is written (CANCEL-2: closing the stream
-/// is the cancel of 2026-07-28), until the guard drops.
-fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
-    match wait.cancel {
-        Some(token) => {
-            let socket = conn.stream().try_clone()?;
-            Ok(token.on_cancel(move || {
-                let _ = socket.shutdown(Shutdown::Both);
-            }))
-        }
-        None => Ok(CancelGuard::none()),
-    }
 }
 
 fn is_timeout(e: &io::Error) -> bool {

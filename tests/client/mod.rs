@@ -1,7 +1,9 @@
 //! The blocking client against the `everything` example, over stdio (a
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
+mod fake;
 mod hostile;
+mod stale;
 #[cfg(feature = "tls")]
 mod tls;
 
