@@ -28,6 +28,7 @@ use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
 
+mod redirect;
 mod send;
 
 /// Supplies the bearer token for each request, or `None` for none.
@@ -67,7 +68,11 @@ pub(crate) struct HttpLink {
     endpoint: Endpoint,
     inbox: Arc<Inbox>,
     settings: HttpSettings,
+    /// Idle connections, all to the endpoint's origin (redirects to
+    /// another are not followed).
     idle: Mutex<Vec<Conn>>,
+    /// Where a `308` moved the endpoint, on the same origin.
+    moved: Mutex<Option<Endpoint>>,
     state: Mutex<State>,
 }
 
@@ -93,6 +98,7 @@ impl HttpLink {
             inbox,
             settings,
             idle: Mutex::new(Vec::new()),
+            moved: Mutex::new(None),
             state: Mutex::new(State::default()),
         })
     }

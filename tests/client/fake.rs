@@ -2,9 +2,6 @@
 //! request (head and `Content-Length` body) is logged with the number of
 //! the connection it came on, and the script says what to answer.
 
-// Helpers the later tests of this branch use (removed once they do).
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -216,11 +213,6 @@ pub(super) fn answer(status: u16, media: &str, body: &str, extra: &str) -> Vec<u
 /// A `200` with a JSON body and `extra` header lines.
 pub(super) fn json(body: &str, extra: &str) -> Vec<u8> {
     answer(200, "application/json", body, extra)
-}
-
-/// A `200` event stream of `events` (framed text), with its length.
-pub(super) fn sse(events: &str) -> Vec<u8> {
-    answer(200, "text/event-stream", events, "")
 }
 
 /// `202 Accepted`, no body.

@@ -3,6 +3,7 @@
 
 mod fake;
 mod hostile;
+mod redirects;
 mod stale;
 #[cfg(feature = "tls")]
 mod tls;

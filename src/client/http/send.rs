@@ -1,15 +1,19 @@
 //! One request on the wire: a pooled keep-alive connection or a fresh
-//! one, a pooled connection found closed replaced once, and the socket
-//! shut down when the call is cancelled.
+//! one, a pooled connection found closed replaced once, the redirects
+//! followed, and the socket shut down when the call is cancelled.
 
 use std::io;
 use std::net::Shutdown;
 
+use super::redirect;
 use super::{HttpLink, MAX_IDLE};
 use crate::client::link::Wait;
 use crate::client::options::CancelGuard;
-use crate::client::wire::{Conn, Endpoint, Head, Transport};
+use crate::client::wire::{Body, Conn, Endpoint, Framing, Head, Transport};
 use crate::error::Error;
+
+/// The largest redirect body read away to keep its connection.
+const DISCARDED_BYTES: usize = 64 * 1024;
 
 impl HttpLink {
     fn connect(&self) -> Result<Conn, Error> {
@@ -51,8 +55,79 @@ impl HttpLink {
         }
     }
 
-    /// Sends one request and reads its head, on a pooled connection when
-    /// there is one, else on a fresh one.
+    /// Sends one request and reads the head of its answer, following the
+    /// redirects [`redirect::next_hop`] allows. After a chain of `308`s
+    /// only, later requests go to where it ended (RFC 9110 §15.4.9: the
+    /// target moved for good); a `307` is asked again each time.
+    pub(super) fn send<N: AsRef<str>>(
+        &self,
+        verb: &str,
+        headers: &[(N, String)],
+        body: Option<&[u8]>,
+        wait: &Wait<'_>,
+    ) -> Result<(Conn, Head, CancelGuard), Error> {
+        let mut target = self.target();
+        let mut permanent = true;
+        let mut hops = 0;
+        loop {
+            let request = Request {
+                verb,
+                target: &target,
+                headers,
+                body,
+            };
+            let (conn, head, guard) = self.send_once(&request, wait)?;
+            let next = match redirect::next_hop(&target, &head, hops)? {
+                Some(next) => next,
+                None => {
+                    if hops > 0 && permanent {
+                        *self.moved.lock() = Some(target);
+                    }
+                    return Ok((conn, head, guard));
+                }
+            };
+            log::debug!(
+                "{} {} redirected ({}) to {}",
+                verb,
+                target.path,
+                head.status,
+                next.path
+            );
+            drop(guard);
+            self.discard(conn, &head);
+            permanent &= head.status == 308;
+            target = next;
+            hops += 1;
+        }
+    }
+
+    /// Where requests go: the endpoint, or where a `308` moved it.
+    fn target(&self) -> Endpoint {
+        match &*self.moved.lock() {
+            Some(moved) => moved.clone(),
+            None => self.endpoint.clone(),
+        }
+    }
+
+    /// Reads a redirect's small body away, so that the connection can
+    /// carry the next hop; a body of unknown or large size closes it.
+    fn discard(&self, mut conn: Conn, head: &Head) {
+        let small = match head.framing() {
+            Framing::Length(n) => n <= DISCARDED_BYTES as u64,
+            Framing::Chunked => true,
+            Framing::UntilClose => false,
+        };
+        if !small || !head.keeps_alive() {
+            return;
+        }
+        let mut body = Body::new(&mut conn, head.framing());
+        if body.read_all(DISCARDED_BYTES).is_ok() && body.finished() {
+            self.keep(conn);
+        }
+    }
+
+    /// `request` on a pooled connection when there is one, else on a
+    /// fresh one.
     ///
     /// A pooled connection the server closed while it sat idle (a restart,
     /// its own idle timeout) may show it only once the request is written
@@ -62,20 +137,11 @@ impl HttpLink {
     /// failing that way is the request's own failure, as is any failure
     /// after the first byte of the answer. A server that read the request
     /// and then closed without a byte of answer (a crash) gets it twice.
-    pub(super) fn send<N: AsRef<str>>(
+    fn send_once<N: AsRef<str>>(
         &self,
-        verb: &str,
-        headers: &[(N, String)],
-        body: Option<&[u8]>,
+        request: &Request<'_, N>,
         wait: &Wait<'_>,
     ) -> Result<(Conn, Head, CancelGuard), Error> {
-        let target = &self.endpoint;
-        let request = Request {
-            verb,
-            target,
-            headers,
-            body,
-        };
         let pooled = self.pooled();
         let from_pool = pooled.is_some();
         let conn = match pooled {
