@@ -228,17 +228,27 @@ impl HttpLink {
                 return Error::new(ErrorKind::Server(error));
             }
         }
-        let challenge = match head.status {
-            401 | 403 => head
-                .header("www-authenticate")
-                .and_then(BearerChallenge::parse),
-            _ => None,
-        };
         let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
         Error::new(ErrorKind::Http {
             status: head.status,
-            challenge,
+            challenge: challenge(head),
             body: text,
+        })
+    }
+
+    /// The server's refusal of a response the client POSTed (HTTP-3): the
+    /// status and the server's message, or the end of the session.
+    fn answer_refused(&self, head: &Head, body: &[u8]) -> Error {
+        if head.status == 404 && self.state.lock().session.is_some() {
+            return Error::new(ErrorKind::SessionExpired);
+        }
+        Error::new(ErrorKind::Http {
+            status: head.status,
+            challenge: challenge(head),
+            body: format!(
+                "the server refused the answer to its request: {}",
+                server_message(body)
+            ),
         })
     }
 
@@ -278,7 +288,7 @@ impl HttpLink {
                     continue;
                 }
                 let within = wait.remaining().min(NOTIFY_TIMEOUT);
-                if let Some(answer) = self.on_event(&event.data, id, within) {
+                if let Some(answer) = self.on_event(&event.data, Some(id), within) {
                     break Some(answer);
                 }
             };
@@ -298,18 +308,26 @@ impl HttpLink {
 
     /// One event's message: the answer to `id` ends the stream; the rest
     /// goes to the inbox, server requests answered by a POST.
+    ///
+    /// When the server refuses the answer to its request (HTTP-3: a 4xx or
+    /// 5xx), the call the request belongs to would wait for nothing: it
+    /// ends with that refusal (`ErrorKind::Http`, or `SessionExpired`),
+    /// and a 2025-11-25 server is told it was abandoned
+    /// (basic/utilities/cancellation). `call` is `None` on the GET stream.
     fn on_event(
         &self,
         data: &str,
-        id: &RequestId,
+        call: Option<&RequestId>,
         within: Duration,
     ) -> Option<Result<Value, Error>> {
         match Message::parse(data.as_bytes()) {
-            Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => Some(
-                response
-                    .outcome
-                    .map_err(|e| Error::new(ErrorKind::Server(e))),
-            ),
+            Ok(Message::Response(response)) if call.is_some() && response.id.as_ref() == call => {
+                Some(
+                    response
+                        .outcome
+                        .map_err(|e| Error::new(ErrorKind::Server(e))),
+                )
+            }
             Ok(Message::Response(response)) => {
                 log::warn!(
                     "the server answered another request (id {:?}) on this stream",
@@ -323,10 +341,15 @@ impl HttpLink {
             }
             Ok(Message::Request(request)) => {
                 let response = self.inbox.request(request);
-                if let Err(e) = self.post_message(&response.into(), within) {
-                    log::warn!("cannot answer the server's request: {}", e);
+                let e = self.post_message(&response.into(), within).err()?;
+                log::warn!("cannot answer the server's request: {}", e);
+                let refused =
+                    matches!(e.kind(), ErrorKind::Http { .. } | ErrorKind::SessionExpired);
+                let call = call.filter(|_| refused)?;
+                if self.state.lock().era != Some(Era::V2026_07_28) {
+                    self.send_cancel(call, "the server refused the answer to its request");
                 }
-                None
+                Some(Err(e))
             }
             Err(e) => {
                 log::warn!(
@@ -361,8 +384,9 @@ impl HttpLink {
         if reply.finished() && head.keeps_alive() {
             self.keep(conn);
         }
-        match head.status {
-            200 | 202 => Ok(()),
+        match (head.status, message) {
+            (200 | 202, _) => Ok(()),
+            (_, Message::Response(_)) => Err(self.answer_refused(&head, &bytes)),
             _ => Err(self.refusal(&head, &bytes, !modern)),
         }
     }
@@ -481,10 +505,9 @@ impl HttpLink {
         });
         let body = Body::new(&mut conn, head.framing());
         let mut events = Events::new(BufReader::new(body), self.settings.max_message_bytes);
-        let nobody = RequestId::String(String::new());
         while let Ok(Some(event)) = events.next_event() {
             if !event.data.trim().is_empty() {
-                let _ = self.on_event(&event.data, &nobody, NOTIFY_TIMEOUT);
+                let _ = self.on_event(&event.data, None, NOTIFY_TIMEOUT);
             }
         }
     }
@@ -546,6 +569,37 @@ fn is_modern(params: &Value) -> bool {
         .and_then(|m| m.get(meta::PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .map_or(false, versions::is_modern)
+}
+
+/// The `Bearer` challenge of a `401` or `403`.
+fn challenge(head: &Head) -> Option<BearerChallenge> {
+    match head.status {
+        401 | 403 => head
+            .header("www-authenticate")
+            .and_then(BearerChallenge::parse),
+        _ => None,
+    }
+}
+
+/// What a refusal's body says: the message of a JSON-RPC error (with its
+/// code), an `{"error": "…"}`'s text, or the body's first 300 characters.
+fn server_message(body: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let message = match value.get("error") {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(error) => {
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(|m| match error.get("code") {
+                    Some(code) => format!("{} ({})", m, code),
+                    None => m.to_string(),
+                })
+        }
+        None => None,
+    };
+    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    text.chars().take(300).collect()
 }
 
 /// The answer in a JSON body: the response to `id`.

@@ -215,6 +215,9 @@ pub(super) fn json(body: &str, extra: &str) -> Vec<u8> {
     answer(200, "application/json", body, extra)
 }
 
+/// The head of an event stream that lasts until the connection closes.
+pub(super) const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+
 /// `202 Accepted`, no body.
 pub(super) fn accepted() -> Vec<u8> {
     b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()

@@ -4,6 +4,7 @@
 mod fake;
 mod hostile;
 mod redirects;
+mod refused;
 mod stale;
 #[cfg(feature = "tls")]
 mod tls;

@@ -27,9 +27,7 @@ fn serve(request: &Request) -> Reply {
         return reply;
     }
     match request.method.as_str() {
-        "GET" => Reply::Hold(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n: open\r\n\r\n".to_vec(),
-        ),
+        "GET" => Reply::Hold(format!("{}: open\r\n\r\n", fake::SSE_HEAD).into_bytes()),
         "DELETE" => Reply::Keep(fake::answer(200, "application/json", "", "")),
         _ => {
             let text = request.json()["params"]["arguments"]["text"].clone();
