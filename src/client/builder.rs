@@ -49,6 +49,7 @@ pub struct ClientBuilder {
     pub(crate) token: Option<Arc<super::http::TokenFn>>,
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
+    pub(crate) max_idle_resumes: usize,
 }
 
 impl ClientBuilder {
@@ -65,6 +66,7 @@ impl ClientBuilder {
             token: None,
             tls_roots: Vec::new(),
             reinitialize: false,
+            max_idle_resumes: 5,
         }
     }
 
@@ -284,6 +286,7 @@ impl ClientBuilder {
             connect_timeout: self.connect_timeout,
             max_message_bytes: self.max_message_bytes,
             token: self.token.clone(),
+            max_idle_resumes: self.max_idle_resumes,
             params: Arc::clone(&params),
             #[cfg(feature = "tls")]
             tls: match url.starts_with("https://") {
@@ -293,6 +296,20 @@ impl ClientBuilder {
         };
         let link = Arc::new(HttpLink::new(url, Arc::clone(&inbox), settings)?);
         Client::start(self, link.clone(), inbox, None, Some(link), params)
+    }
+
+    /// How many reconnections in a row may bring a resumed 2025-11-25
+    /// event stream nothing new before its call fails with
+    /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol). A stream that
+    /// ends before its answer is resumed with `Last-Event-ID` after the
+    /// server's `retry:` (at most 5 s), for as long as each reconnection
+    /// brings a new event id, within the call's timeout: a server may
+    /// close the stream after every event to make the client poll.
+    /// Default: 5. Spec: basic/transports "Resumability and Redelivery"
+    /// (2025-11-25).
+    pub fn max_idle_resumes(mut self, reconnections: usize) -> ClientBuilder {
+        self.max_idle_resumes = reconnections;
+        self
     }
 }
 

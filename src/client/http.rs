@@ -5,9 +5,13 @@
 //! on the calling thread: calls from several threads use several
 //! connections. The answer is one JSON response or an event stream whose
 //! notifications go to the inbox and whose server requests (2025-11-25)
-//! are answered with a POST of their own. A stream that ends before the
-//! answer is resumed with `Last-Event-ID` (2025-11-25, "Resumability and
-//! Redelivery"), honouring `retry:`.
+//! are answered with a POST of their own (a refusal of that answer ends
+//! the call). A stream that ends before the answer is resumed with
+//! `Last-Event-ID` (2025-11-25, "Resumability and Redelivery"), honouring
+//! `retry:`, for as long as the reconnections bring new events
+//! (`resume.rs`). Same-origin `307` and `308` are followed
+//! (`redirect.rs`); a pooled connection the server closed is replaced
+//! (`send.rs`).
 
 use std::io::{self, BufReader};
 use std::net::Shutdown;
@@ -29,16 +33,14 @@ use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
 
 mod redirect;
+mod resume;
 mod send;
+
+use self::resume::Resumption;
 
 /// Supplies the bearer token for each request, or `None` for none.
 pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
 
-/// Attempts to resume one dropped stream.
-const MAX_RESUMES: usize = 5;
-/// The longest `retry:` honoured, and the wait when none was given.
-const MAX_RETRY: Duration = Duration::from_secs(5);
-const DEFAULT_RETRY: Duration = Duration::from_millis(100);
 /// How long a notification's POST may take.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections kept for reuse.
@@ -50,6 +52,8 @@ pub(crate) struct HttpSettings {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_message_bytes: usize,
     pub(crate) token: Option<Arc<TokenFn>>,
+    /// Reconnections in a row that may bring a resumed stream nothing new.
+    pub(crate) max_idle_resumes: usize,
     pub(crate) params: Arc<ParamHeaders>,
     /// Roots for `https://` (feature `tls`).
     #[cfg(feature = "tls")]
@@ -407,33 +411,23 @@ impl Link for HttpLink {
             return Err(Error::cancelled(None));
         }
         let modern = is_modern(&out.params);
-        let mut resume: Option<String> = None;
-        let mut resumes = 0;
+        let mut resumption = Resumption::new(self.settings.max_idle_resumes);
         loop {
-            let outcome = self.exchange(out, wait, resume.as_deref());
-            let outcome = match outcome {
+            let outcome = match self.exchange(out, wait, resumption.last_id()) {
                 Err(e) => return Err(self.failed(e, out, wait, modern)),
                 Ok(outcome) => outcome,
             };
-            match outcome {
+            let (last_id, retry) = match outcome {
                 Outcome::Answer(answer) => return answer,
-                Outcome::Dropped {
-                    last_id: Some(last),
-                    retry,
-                } if !modern && resumes < MAX_RESUMES => {
-                    resumes += 1;
-                    let pause = retry
-                        .map_or(DEFAULT_RETRY, Duration::from_millis)
-                        .min(MAX_RETRY);
-                    thread::sleep(pause.min(wait.remaining()));
-                    resume = Some(last);
+                Outcome::Dropped { .. } if modern => {
+                    return Err(resume::ended(
+                        "2026-07-28 streams are not resumed (MHTTP-6)",
+                    ))
                 }
-                Outcome::Dropped { .. } => {
-                    return Err(Error::new(ErrorKind::Protocol(
-                        "the server's event stream ended before the answer".into(),
-                    )))
-                }
-            }
+                Outcome::Dropped { last_id, retry } => (last_id, retry),
+            };
+            let pause = resumption.dropped(last_id, retry)?;
+            thread::sleep(pause.min(wait.remaining()));
         }
     }
 

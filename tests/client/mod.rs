@@ -3,6 +3,7 @@
 
 mod fake;
 mod hostile;
+mod polling;
 mod redirects;
 mod refused;
 mod stale;
