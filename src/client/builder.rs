@@ -51,6 +51,7 @@ pub struct ClientBuilder {
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
     pub(crate) legacy_sse: bool,
+    pub(crate) max_idle_resumes: usize,
 }
 
 impl ClientBuilder {
@@ -68,6 +69,7 @@ impl ClientBuilder {
             tls_roots: Vec::new(),
             reinitialize: true,
             legacy_sse: true,
+            max_idle_resumes: 5,
         }
     }
 
@@ -354,6 +356,7 @@ impl ClientBuilder {
             connect_timeout: self.connect_timeout,
             max_message_bytes: self.max_message_bytes,
             token: self.token.clone(),
+            max_idle_resumes: self.max_idle_resumes,
             params,
             #[cfg(feature = "tls")]
             tls: match url.starts_with("https://") {
@@ -372,6 +375,20 @@ impl ClientBuilder {
             tls_roots: self.tls_roots.clone(),
             ..*self
         }
+    }
+
+    /// How many reconnections in a row may bring a resumed 2025-11-25
+    /// event stream nothing new before its call fails with
+    /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol). A stream that
+    /// ends before its answer is resumed with `Last-Event-ID` after the
+    /// server's `retry:` (at most 5 s), for as long as each reconnection
+    /// brings a new event id, within the call's timeout: a server may
+    /// close the stream after every event to make the client poll.
+    /// Default: 5. Spec: basic/transports "Resumability and Redelivery"
+    /// (2025-11-25).
+    pub fn max_idle_resumes(mut self, reconnections: usize) -> ClientBuilder {
+        self.max_idle_resumes = reconnections;
+        self
     }
 }
 

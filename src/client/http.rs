@@ -5,9 +5,13 @@
 //! on the calling thread: calls from several threads use several
 //! connections. The answer is one JSON response or an event stream whose
 //! notifications go to the inbox and whose server requests (2025-11-25)
-//! are answered with a POST of their own. A stream that ends before the
-//! answer is resumed with `Last-Event-ID` (2025-11-25, "Resumability and
-//! Redelivery"), honouring `retry:`.
+//! are answered with a POST of their own (a refusal of that answer ends
+//! the call). A stream that ends before the answer is resumed with
+//! `Last-Event-ID` (2025-11-25, "Resumability and Redelivery"), honouring
+//! `retry:`, for as long as the reconnections bring new events
+//! (`resume.rs`). Same-origin `307` and `308` are followed
+//! (`redirect.rs`); a pooled connection the server closed is replaced
+//! (`send.rs`).
 
 use std::io::{self, BufReader};
 use std::net::Shutdown;
@@ -21,22 +25,22 @@ use serde_json::Value;
 use super::challenge::BearerChallenge;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
-use super::options::CancelGuard;
 use super::params::ParamHeaders;
 use super::sse::Events;
-use super::wire::{Body, Conn, Endpoint, Head, Transport};
+use super::wire::{Body, Conn, Endpoint, Head};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
 
+mod redirect;
+mod resume;
+mod send;
+
+use self::resume::Resumption;
+
 /// Supplies the bearer token for each request, or `None` for none.
 pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
 
-/// Attempts to resume one dropped stream.
-const MAX_RESUMES: usize = 5;
-/// The longest `retry:` honoured, and the wait when none was given.
-const MAX_RETRY: Duration = Duration::from_secs(5);
-const DEFAULT_RETRY: Duration = Duration::from_millis(100);
 /// How long a notification's POST may take.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections kept for reuse.
@@ -48,6 +52,8 @@ pub(crate) struct HttpSettings {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_message_bytes: usize,
     pub(crate) token: Option<Arc<TokenFn>>,
+    /// Reconnections in a row that may bring a resumed stream nothing new.
+    pub(crate) max_idle_resumes: usize,
     pub(crate) params: Arc<ParamHeaders>,
     /// Roots for `https://` (feature `tls`).
     #[cfg(feature = "tls")]
@@ -66,7 +72,11 @@ pub(crate) struct HttpLink {
     endpoint: Endpoint,
     inbox: Arc<Inbox>,
     settings: HttpSettings,
+    /// Idle connections, all to the endpoint's origin (redirects to
+    /// another are not followed).
     idle: Mutex<Vec<Conn>>,
+    /// Where a `308` moved the endpoint, on the same origin.
+    moved: Mutex<Option<Endpoint>>,
     state: Mutex<State>,
 }
 
@@ -92,6 +102,7 @@ impl HttpLink {
             inbox,
             settings,
             idle: Mutex::new(Vec::new()),
+            moved: Mutex::new(None),
             state: Mutex::new(State::default()),
         })
     }
@@ -104,45 +115,6 @@ impl HttpLink {
     /// The session id the server gave, if any.
     pub(crate) fn session_id(&self) -> Option<String> {
         self.state.lock().session.clone()
-    }
-
-    fn connect(&self) -> Result<Conn, Error> {
-        let socket = self
-            .endpoint
-            .connect(self.settings.connect_timeout)
-            .map_err(|e| {
-                // An Io error, as every lost connection is, saying where.
-                let what = format!(
-                    "cannot connect to {}:{}: {}",
-                    self.endpoint.host, self.endpoint.port, e
-                );
-                Error::from(std::io::Error::new(e.kind(), what))
-            })?;
-        self.secure(socket).map(Conn::new)
-    }
-
-    /// The socket as is for `http://`, under TLS for `https://`.
-    fn secure(&self, socket: std::net::TcpStream) -> Result<Transport, Error> {
-        if !self.endpoint.tls {
-            return Ok(Transport::plain(socket));
-        }
-        #[cfg(feature = "tls")]
-        {
-            let tls = self
-                .settings
-                .tls
-                .as_ref()
-                .ok_or_else(|| Error::msg("no TLS configuration"))?;
-            Ok(Transport::tls(tls.wrap(&self.endpoint.host, socket)?))
-        }
-        #[cfg(not(feature = "tls"))]
-        {
-            drop(socket);
-            Err(Error::msg(format!(
-                "https://{}: https:// needs tiny-mcp's `tls` feature",
-                self.endpoint.authority
-            )))
-        }
     }
 
     /// The headers of a POST carrying `body_meta`'s request: the modern
@@ -178,45 +150,6 @@ impl HttpLink {
             headers.push(("Authorization", format!("Bearer {}", token)));
         }
         headers
-    }
-
-    /// Sends one request on a pooled connection (a fresh one when a
-    /// pooled one turns out closed) and reads its head.
-    fn send<N: AsRef<str>>(
-        &self,
-        verb: &str,
-        headers: &[(N, String)],
-        body: Option<&[u8]>,
-        wait: &Wait<'_>,
-    ) -> Result<(Conn, Head, CancelGuard), Error> {
-        // A pooled connection the server has closed meanwhile is dropped
-        // before anything is written on it; once the request is written, a
-        // failure is the request's own and it is never sent again (it may
-        // have run).
-        let pooled = loop {
-            match self.idle.lock().pop() {
-                Some(conn) if conn.closed_by_peer() => continue,
-                other => break other,
-            }
-        };
-        let mut conn = match pooled {
-            Some(conn) => conn,
-            None => self.connect()?,
-        };
-        conn.set_deadline(Some(wait.deadline));
-        let guard = watch(&conn, wait)?;
-        conn.send(verb, &self.endpoint, headers, body)?;
-        let head = conn.head()?;
-        Ok((conn, head, guard))
-    }
-
-    fn keep(&self, mut conn: Conn) {
-        conn.set_deadline(None);
-        conn.reader.get_mut().idle_since = Some(std::time::Instant::now());
-        let mut idle = self.idle.lock();
-        if idle.len() < MAX_IDLE {
-            idle.push(conn);
-        }
     }
 
     /// One exchange: the POST (or the resuming GET) and its answer.
@@ -299,21 +232,27 @@ impl HttpLink {
                 return Error::new(ErrorKind::Server(error));
             }
         }
-        let challenge = match head.status {
-            // Every field line, each with any number of challenges (RFC 9110 §11.6.1).
-            401 | 403 => BearerChallenge::from_values(
-                head.headers
-                    .iter()
-                    .filter(|(name, _)| name == "www-authenticate")
-                    .map(|(_, value)| value.as_str()),
-            ),
-            _ => None,
-        };
         let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
         Error::new(ErrorKind::Http {
             status: head.status,
-            challenge,
+            challenge: challenge(head),
             body: text,
+        })
+    }
+
+    /// The server's refusal of a response the client POSTed (HTTP-3): the
+    /// status and the server's message, or the end of the session.
+    fn answer_refused(&self, head: &Head, body: &[u8]) -> Error {
+        if head.status == 404 && self.state.lock().session.is_some() {
+            return Error::new(ErrorKind::SessionExpired);
+        }
+        Error::new(ErrorKind::Http {
+            status: head.status,
+            challenge: challenge(head),
+            body: format!(
+                "the server refused the answer to its request: {}",
+                server_message(body)
+            ),
         })
     }
 
@@ -353,7 +292,7 @@ impl HttpLink {
                     continue;
                 }
                 let within = wait.remaining().min(NOTIFY_TIMEOUT);
-                if let Some(answer) = self.on_event(&event.data, id, within) {
+                if let Some(answer) = self.on_event(&event.data, Some(id), within) {
                     break Some(answer);
                 }
             };
@@ -373,18 +312,26 @@ impl HttpLink {
 
     /// One event's message: the answer to `id` ends the stream; the rest
     /// goes to the inbox, server requests answered by a POST.
+    ///
+    /// When the server refuses the answer to its request (HTTP-3: a 4xx or
+    /// 5xx), the call the request belongs to would wait for nothing: it
+    /// ends with that refusal (`ErrorKind::Http`, or `SessionExpired`),
+    /// and a 2025-11-25 server is told it was abandoned
+    /// (basic/utilities/cancellation). `call` is `None` on the GET stream.
     fn on_event(
         &self,
         data: &str,
-        id: &RequestId,
+        call: Option<&RequestId>,
         within: Duration,
     ) -> Option<Result<Value, Error>> {
         match Message::parse(data.as_bytes()) {
-            Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => Some(
-                response
-                    .outcome
-                    .map_err(|e| Error::new(ErrorKind::Server(e))),
-            ),
+            Ok(Message::Response(response)) if call.is_some() && response.id.as_ref() == call => {
+                Some(
+                    response
+                        .outcome
+                        .map_err(|e| Error::new(ErrorKind::Server(e))),
+                )
+            }
             Ok(Message::Response(response)) => {
                 log::warn!(
                     "the server answered another request (id {:?}) on this stream",
@@ -398,10 +345,15 @@ impl HttpLink {
             }
             Ok(Message::Request(request)) => {
                 let response = self.inbox.request(request);
-                if let Err(e) = self.post_message(&response.into(), within) {
-                    log::warn!("cannot answer the server's request: {}", e);
+                let e = self.post_message(&response.into(), within).err()?;
+                log::warn!("cannot answer the server's request: {}", e);
+                let refused =
+                    matches!(e.kind(), ErrorKind::Http { .. } | ErrorKind::SessionExpired);
+                let call = call.filter(|_| refused)?;
+                if self.state.lock().era != Some(Era::V2026_07_28) {
+                    self.send_cancel(call, "the server refused the answer to its request");
                 }
-                None
+                Some(Err(e))
             }
             Err(e) => {
                 log::warn!(
@@ -436,8 +388,9 @@ impl HttpLink {
         if reply.finished() && head.keeps_alive() {
             self.keep(conn);
         }
-        match head.status {
-            200 | 202 => Ok(()),
+        match (head.status, message) {
+            (200 | 202, _) => Ok(()),
+            (_, Message::Response(_)) => Err(self.answer_refused(&head, &bytes)),
             _ => Err(self.refusal(&head, &bytes, !modern)),
         }
     }
@@ -458,33 +411,23 @@ impl Link for HttpLink {
             return Err(Error::cancelled(None));
         }
         let modern = is_modern(&out.params);
-        let mut resume: Option<String> = None;
-        let mut resumes = 0;
+        let mut resumption = Resumption::new(self.settings.max_idle_resumes);
         loop {
-            let outcome = self.exchange(out, wait, resume.as_deref());
-            let outcome = match outcome {
+            let outcome = match self.exchange(out, wait, resumption.last_id()) {
                 Err(e) => return Err(self.failed(e, out, wait, modern)),
                 Ok(outcome) => outcome,
             };
-            match outcome {
+            let (last_id, retry) = match outcome {
                 Outcome::Answer(answer) => return answer,
-                Outcome::Dropped {
-                    last_id: Some(last),
-                    retry,
-                } if !modern && resumes < MAX_RESUMES => {
-                    resumes += 1;
-                    let pause = retry
-                        .map_or(DEFAULT_RETRY, Duration::from_millis)
-                        .min(MAX_RETRY);
-                    thread::sleep(pause.min(wait.remaining()));
-                    resume = Some(last);
+                Outcome::Dropped { .. } if modern => {
+                    return Err(resume::ended(
+                        "2026-07-28 streams are not resumed (MHTTP-6)",
+                    ))
                 }
-                Outcome::Dropped { .. } => {
-                    return Err(Error::new(ErrorKind::Protocol(
-                        "the server's event stream ended before the answer".into(),
-                    )))
-                }
-            }
+                Outcome::Dropped { last_id, retry } => (last_id, retry),
+            };
+            let pause = resumption.dropped(last_id, retry)?;
+            thread::sleep(pause.min(wait.remaining()));
         }
     }
 
@@ -556,10 +499,9 @@ impl HttpLink {
         });
         let body = Body::new(&mut conn, head.framing());
         let mut events = Events::new(BufReader::new(body), self.settings.max_message_bytes);
-        let nobody = RequestId::String(String::new());
         while let Ok(Some(event)) = events.next_event() {
             if !event.data.trim().is_empty() {
-                let _ = self.on_event(&event.data, &nobody, NOTIFY_TIMEOUT);
+                let _ = self.on_event(&event.data, None, NOTIFY_TIMEOUT);
             }
         }
     }
@@ -607,21 +549,6 @@ fn drain(events: &mut Events<BufReader<Body<'_>>>) -> bool {
     false
 }
 
-/// Shuts the connection's socket down when the call's token is cancelled,
-/// from the moment the request is written (CANCEL-2: closing the stream
-/// is the cancel of 2026-07-28), until the guard drops.
-fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
-    match wait.cancel {
-        Some(token) => {
-            let socket = conn.stream().try_clone()?;
-            Ok(token.on_cancel(move || {
-                let _ = socket.shutdown(Shutdown::Both);
-            }))
-        }
-        None => Ok(CancelGuard::none()),
-    }
-}
-
 fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
@@ -636,6 +563,41 @@ fn is_modern(params: &Value) -> bool {
         .and_then(|m| m.get(meta::PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .map_or(false, versions::is_modern)
+}
+
+/// The `Bearer` challenge of a `401` or `403`.
+fn challenge(head: &Head) -> Option<BearerChallenge> {
+    match head.status {
+        // Every field line, each with any number of challenges (RFC 9110 §11.6.1).
+        401 | 403 => BearerChallenge::from_values(
+            head.headers
+                .iter()
+                .filter(|(name, _)| name == "www-authenticate")
+                .map(|(_, value)| value.as_str()),
+        ),
+        _ => None,
+    }
+}
+
+/// What a refusal's body says: the message of a JSON-RPC error (with its
+/// code), an `{"error": "…"}`'s text, or the body's first 300 characters.
+fn server_message(body: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let message = match value.get("error") {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(error) => {
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(|m| match error.get("code") {
+                    Some(code) => format!("{} ({})", m, code),
+                    None => m.to_string(),
+                })
+        }
+        None => None,
+    };
+    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    text.chars().take(300).collect()
 }
 
 /// The answer in a JSON body: the response to `id`.

@@ -107,6 +107,8 @@ pub(crate) struct Transport {
     applied: [Option<Duration>; 2],
     /// When the connection went back to the pool.
     pub(crate) idle_since: Option<Instant>,
+    /// Bytes read so far: whether any of an answer arrived.
+    received: u64,
 }
 
 enum Stream {
@@ -122,6 +124,7 @@ impl Transport {
             deadline: None,
             applied: [None, None],
             idle_since: None,
+            received: 0,
         }
     }
 
@@ -132,6 +135,7 @@ impl Transport {
             deadline: None,
             applied: [None, None],
             idle_since: None,
+            received: 0,
         }
     }
 
@@ -195,6 +199,10 @@ impl Read for Transport {
             };
             match read {
                 Err(e) if self.early(&e) => continue,
+                Ok(n) => {
+                    self.received += n as u64;
+                    return Ok(n);
+                }
                 other => return other,
             }
         }
@@ -249,6 +257,11 @@ impl Conn {
         self.reader.get_mut().deadline = deadline;
     }
 
+    /// Bytes read from the server so far on this connection.
+    pub(crate) fn received(&self) -> u64 {
+        self.reader.get_ref().received
+    }
+
     /// Forgets the socket timeouts last set (after something else set
     /// them on the socket).
     pub(crate) fn timeouts_changed(&mut self) {
@@ -263,7 +276,9 @@ impl Conn {
             return true;
         }
         // Back-to-back requests skip the check: servers close idle
-        // connections after seconds, not within one.
+        // connections after seconds, not within one; a request that finds
+        // the connection closed anyway, before a byte of its answer, is
+        // sent again on a fresh one (`HttpLink::send`).
         let idle = self.reader.get_ref().idle_since.map(|t| t.elapsed());
         if idle.map_or(false, |idle| idle < Duration::from_secs(1)) {
             return false;

@@ -2,9 +2,14 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod challenges;
+mod fake;
 mod hostile;
 mod legacy_sse;
+mod polling;
 mod recovery;
+mod redirects;
+mod refused;
+mod stale;
 #[cfg(feature = "tasks")]
 mod tasks;
 #[cfg(feature = "tls")]
