@@ -3,6 +3,7 @@
 
 mod challenges;
 mod hostile;
+mod mcp_cli;
 #[cfg(feature = "tls")]
 mod tls;
 
