@@ -12,9 +12,14 @@
 //! `read URI`, `prompts`, `prompt NAME [ARGS]`, `complete prompt|resource
 //! NAME|URI ARGUMENT VALUE`. Output is one line of JSON (the result as
 //! the server sent it, in the crate's types) unless `--pretty` asks for a
-//! readable form. Progress goes to stderr while a call runs. When stdin
-//! is a terminal, elicitation requests are answered there; otherwise the
-//! client declares no elicitation capability.
+//! readable form (a tool's `structuredContent` shown once, indented).
+//! Progress goes to stderr while a call runs. When stdin is a terminal,
+//! elicitation requests are answered there: a form's fields in the order
+//! the server wrote them (a stdio server's; over HTTP in name order), each
+//! asked again until the answer has the field's type (`integer`,
+//! `number`, `boolean`, a choice of an enum); otherwise the client
+//! declares no elicitation capability. A connection failure names the
+//! URL or the command.
 //!
 //! Exit codes: 0 success; 1 the tool reported an error (`isError`); 2
 //! usage; 3 the server answered with a JSON-RPC error or broke the
@@ -23,14 +28,18 @@
 //!
 //! Build it as one static binary like the server: see the README.
 
-use std::io::{self, BufRead, Write};
-use std::process::{self, Command};
+use std::fmt;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::process::{self, Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
 use tiny_mcp::{
-    CallOptions, Client, ClientBuilder, ElicitRequestParams, ElicitResult, Era, Error, ErrorKind,
-    JsonObject, Reference, Root,
+    CallOptions, Client, ClientBuilder, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
+    Era, Error, ErrorKind, JsonObject, Reference, Root,
 };
 
 const USAGE: &str = "\
@@ -86,7 +95,7 @@ fn main() {
     let code = match run(&args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mcp: {}{}", e, hint(&e));
+            eprintln!("mcp: {}{}{}", place(&args, &e), e, hint(&e));
             exit_code(&e)
         }
     };
@@ -101,6 +110,27 @@ fn hint(e: &Error) -> &'static str {
             " (mcp answers elicitation only when stdin is a terminal, and never sampling)"
         }
         _ => "",
+    }
+}
+
+/// `URL: ` or `COMMAND: ` before a connection failure that does not
+/// already name where it happened (a timeout, a closed connection).
+fn place(args: &Args, e: &Error) -> String {
+    if exit_code(e) != CONNECTION_ERROR {
+        return String::new();
+    }
+    let (target, name) = match (&args.http, &args.stdio) {
+        (Some(url), _) => {
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+            (url, rest.split('/').next().unwrap_or(rest))
+        }
+        (None, Some(line)) => (line, line.split_whitespace().next().unwrap_or(line)),
+        (None, None) => return String::new(),
+    };
+    if e.to_string().contains(name) {
+        String::new()
+    } else {
+        format!("{}: ", target)
     }
 }
 
@@ -179,10 +209,11 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 }
 
 fn run(args: &Args) -> Result<i32, Error> {
-    let client = connect(args)?;
+    let connected = connect(args)?;
+    let client = &connected.client;
     let command: Vec<&str> = args.command.iter().map(String::as_str).collect();
     let output = match command.as_slice() {
-        ["info"] => info(&client),
+        ["info"] => info(client),
         ["ping"] => client.ping().map(|_| json!({})),
         ["tools"] => to_json(client.list_tools()?),
         ["resources"] => Ok(json!({
@@ -191,13 +222,13 @@ fn run(args: &Args) -> Result<i32, Error> {
         })),
         ["prompts"] => to_json(client.list_prompts()?),
         ["read", uri] => to_json(client.read_resource(uri)?),
-        ["prompt", name, rest @ ..] => prompt(&client, name, rest),
-        ["call", name, rest @ ..] => return call(&client, name, rest, args.pretty),
+        ["prompt", name, rest @ ..] => prompt(client, name, rest),
+        ["call", name, rest @ ..] => return call(client, name, rest, args.pretty),
         ["call"] => Err(Error::invalid_params(
             "call needs a tool name: call NAME [ARGS]",
         )),
         ["complete", kind, target, argument, value, context @ ..] => {
-            complete(&client, kind, target, (argument, value), context)
+            complete(client, kind, target, (argument, value), context)
         }
         _ => Err(Error::invalid_params(format!(
             "unknown command: {}",
@@ -208,7 +239,14 @@ fn run(args: &Args) -> Result<i32, Error> {
     Ok(0)
 }
 
-fn connect(args: &Args) -> Result<Client, Error> {
+/// The client, and the server's process when this program started it
+/// itself (dropped after the client, which closes its input first).
+struct Connected {
+    client: Client,
+    _child: Option<Reaped>,
+}
+
+fn connect(args: &Args) -> Result<Connected, Error> {
     let mut builder: ClientBuilder =
         Client::builder("mcp", env!("CARGO_PKG_VERSION")).request_timeout(args.timeout);
     if let Some(era) = args.era {
@@ -225,9 +263,18 @@ fn connect(args: &Args) -> Result<Client, Error> {
     if let Some(token) = args.token.clone() {
         builder = builder.bearer_token(move || Some(token.clone()));
     }
-    if stdin_is_terminal() {
-        builder = builder.on_elicitation(elicit_on_terminal);
-    }
+    let orders = if stdin_is_terminal() {
+        let orders = Orders::default();
+        let seen = Arc::clone(&orders);
+        builder = builder.on_elicitation(move |request| elicit_on_terminal(request, &seen));
+        Some(orders)
+    } else {
+        None
+    };
+    let bare = |client| Connected {
+        client,
+        _child: None,
+    };
     match (&args.stdio, &args.http) {
         (Some(line), _) => {
             let words = split_command(line).map_err(Error::invalid_params)?;
@@ -236,10 +283,54 @@ fn connect(args: &Args) -> Result<Client, Error> {
                 .ok_or_else(|| Error::invalid_params("--stdio needs a command"))?;
             let mut command = Command::new(program);
             command.args(rest);
-            builder.connect_stdio(command)
+            match orders {
+                Some(orders) => connect_watched(builder, command, orders),
+                None => builder.connect_stdio(command).map(bare),
+            }
         }
-        (None, Some(url)) => builder.connect_http(url),
+        (None, Some(url)) => builder.connect_http(url).map(bare),
         (None, None) => Err(Error::invalid_params("no server")),
+    }
+}
+
+/// Starts the server and speaks over its stdio, watching what it writes
+/// for the order of form fields (see [`Watched`]).
+fn connect_watched(
+    builder: ClientBuilder,
+    mut command: Command,
+    orders: Orders,
+) -> Result<Connected, Error> {
+    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(|e| Error::msg(format!("cannot start the server {:?}: {}", command, e)))?;
+    let pipes = (child.stdin.take(), child.stdout.take());
+    let child = Reaped(child);
+    let (stdin, stdout) = match pipes {
+        (Some(stdin), Some(stdout)) => (stdin, stdout),
+        _ => return Err(Error::msg("the server's stdin or stdout is not a pipe")),
+    };
+    let watched = Watched {
+        inner: stdout,
+        line: Vec::new(),
+        skipping: false,
+        orders,
+    };
+    let client = builder.connect_io(BufReader::new(watched), stdin)?;
+    Ok(Connected {
+        client,
+        _child: Some(child),
+    })
+}
+
+/// A server started by [`connect_watched`]: killed and reaped when
+/// dropped, after the client closed its input.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -407,10 +498,24 @@ fn parameters(item: &Value) -> String {
 }
 
 /// The text of content blocks (call, prompt messages) or resource contents.
+/// A call's `structuredContent` is shown once, indented: in place of the
+/// text block that carries the same JSON (server/tools "Structured
+/// Content": a tool SHOULD send both), or after the blocks when none does.
 fn contents(output: &Value) -> String {
+    let structured = output.get("structuredContent");
+    let shown = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
     let mut parts = Vec::new();
+    let mut carried = false;
     let mut push = |block: &Value| match block["text"].as_str() {
-        Some(text) => parts.push(text.to_string()),
+        Some(text) => match structured {
+            Some(value)
+                if !carried && serde_json::from_str::<Value>(text).ok().as_ref() == Some(value) =>
+            {
+                carried = true;
+                parts.push(shown(value));
+            }
+            _ => parts.push(text.to_string()),
+        },
         None => parts.push(format!(
             "[{}]",
             block["type"]
@@ -427,8 +532,9 @@ fn contents(output: &Value) -> String {
     for message in output["messages"].as_array().into_iter().flatten() {
         push(&message["content"]);
     }
-    if let Some(structured) = output.get("structuredContent") {
-        parts.push(structured.to_string());
+    match structured {
+        Some(value) if !carried => parts.push(shown(value)),
+        _ => {}
     }
     parts.join("\n")
 }
@@ -478,53 +584,374 @@ fn stdin_is_terminal() -> bool {
         .unwrap_or(false)
 }
 
-/// Asks on the terminal (stderr for the questions, stdin for answers).
-fn elicit_on_terminal(request: ElicitRequestParams) -> Result<ElicitResult, Error> {
-    let stdin = io::stdin();
-    let ask = |question: &str| -> Result<String, Error> {
-        eprint!("{}", question);
-        let mut line = String::new();
-        stdin.lock().read_line(&mut line)?;
-        Ok(line.trim().to_string())
+/// The order of each form's `requestedSchema.properties` as the server
+/// wrote them, newest last. The crate's JSON maps sort their keys (its
+/// serde_json has no `preserve_order`, and the library must not gain that
+/// feature), so the order is read from the server's raw output; a stdio
+/// server's only: over HTTP the client reads the body itself.
+type Orders = Arc<Mutex<Vec<Vec<String>>>>;
+
+/// How many forms' orders are kept.
+const ORDERS_KEPT: usize = 16;
+/// The longest line of server output looked into for them.
+const WATCHED_LINE: usize = 1024 * 1024;
+
+/// A stdio server's output on its way to the client, its lines that hold
+/// a `requestedSchema` read once more (in document order, by [`Walk`]) to
+/// learn the order of its properties before the client parses them.
+struct Watched<R> {
+    inner: R,
+    line: Vec<u8>,
+    /// The line under way is over [`WATCHED_LINE`]: not looked into.
+    skipping: bool,
+    orders: Orders,
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for piece in buf[..n].split_inclusive(|&b| b == b'\n') {
+            if self.skipping || self.line.len() + piece.len() > WATCHED_LINE {
+                self.skipping = true;
+                self.line.clear();
+            } else {
+                self.line.extend_from_slice(piece);
+            }
+            if piece.ends_with(b"\n") {
+                if !self.skipping {
+                    learn_orders(&self.line, &self.orders);
+                }
+                self.line.clear();
+                self.skipping = false;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Records the property order of every `requestedSchema` in one line of
+/// JSON.
+fn learn_orders(line: &[u8], orders: &Orders) {
+    let needle = b"\"requestedSchema\"";
+    if !line.windows(needle.len()).any(|w| w == needle) {
+        return;
+    }
+    let mut found = Vec::new();
+    let walk = Walk {
+        found: &mut found,
+        schema: false,
+        properties: false,
     };
+    let mut json = serde_json::Deserializer::from_slice(line);
+    if walk.deserialize(&mut json).is_ok() {
+        let mut orders = orders.lock();
+        orders.extend(found);
+        let extra = orders.len().saturating_sub(ORDERS_KEPT);
+        orders.drain(..extra);
+    }
+}
+
+/// Walks a JSON document in the order it is written, collecting the
+/// member names of each `requestedSchema`'s `properties`.
+struct Walk<'a> {
+    found: &'a mut Vec<Vec<String>>,
+    /// This value is a `requestedSchema`.
+    schema: bool,
+    /// This value is a `requestedSchema`'s `properties`.
+    properties: bool,
+}
+
+impl<'de, 'a> DeserializeSeed<'de> for Walk<'a> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, json: D) -> Result<(), D::Error> {
+        json.deserialize_any(self)
+    }
+}
+
+impl<'de, 'a> Visitor<'de> for Walk<'a> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        let found = self.found;
+        while let Some(()) = items.next_element_seed(Walk {
+            found: &mut *found,
+            schema: false,
+            properties: false,
+        })? {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        let found = self.found;
+        let mut names = Vec::new();
+        while let Some(name) = members.next_key::<String>()? {
+            let walk = Walk {
+                found: &mut *found,
+                schema: name == "requestedSchema",
+                properties: self.schema && name == "properties",
+            };
+            members.next_value_seed(walk)?;
+            if self.properties {
+                names.push(name);
+            }
+        }
+        if self.properties {
+            found.push(names);
+        }
+        Ok(())
+    }
+}
+
+/// Asks on the terminal (stderr for the questions, stdin for answers).
+/// When stdin ends before the form is filled, the request is cancelled.
+fn elicit_on_terminal(
+    request: ElicitRequestParams,
+    orders: &Orders,
+) -> Result<ElicitResult, Error> {
     match request {
         ElicitRequestParams::Url(url) => {
             eprintln!("mcp: the server asks: {}\n  open {}", url.message, url.url);
-            let answer = ask("  accept? [y/N] ")?;
-            Ok(if answer.eq_ignore_ascii_case("y") {
-                ElicitResult::accept(None)
-            } else {
-                ElicitResult::decline()
+            Ok(match ask("  accept? [y/N] ")? {
+                Some(answer) if answer.eq_ignore_ascii_case("y") => ElicitResult::accept(None),
+                Some(_) => ElicitResult::decline(),
+                None => ElicitResult::cancel(),
             })
         }
         ElicitRequestParams::Form(form) => {
             eprintln!("mcp: the server asks: {}", form.message);
-            let mut values = JsonObject::new();
-            let properties = form.requested_schema["properties"]
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            for (name, schema) in properties {
-                let kind = schema["type"].as_str().unwrap_or("string");
-                let answer = ask(&format!("  {} ({}): ", name, kind))?;
-                if answer.is_empty() {
-                    continue;
-                }
-                let value = match kind {
-                    "number" | "integer" | "boolean" => {
-                        serde_json::from_str(&answer).unwrap_or(Value::from(answer))
-                    }
-                    _ => Value::from(answer),
-                };
-                values.insert(name, value);
-            }
-            let answer = ask("  send? [Y/n] ")?;
-            Ok(if answer.eq_ignore_ascii_case("n") {
-                ElicitResult::decline()
-            } else {
-                ElicitResult::accept(Some(values))
+            let values = match fill(&form, orders)? {
+                Some(values) => values,
+                None => return Ok(ElicitResult::cancel()),
+            };
+            Ok(match ask("  send? [Y/n] ")? {
+                Some(answer) if answer.eq_ignore_ascii_case("n") => ElicitResult::decline(),
+                Some(_) => ElicitResult::accept(Some(values)),
+                None => ElicitResult::cancel(),
             })
         }
         _ => Ok(ElicitResult::decline()),
     }
+}
+
+/// One line from stdin, trimmed, after `question` on stderr; `None` when
+/// stdin has ended.
+fn ask(question: &str) -> Result<Option<String>, Error> {
+    eprint!("{}", question);
+    let mut line = String::new();
+    if io::stdin().lock().read_line(&mut line)? == 0 {
+        eprintln!();
+        return Ok(None);
+    }
+    Ok(Some(line.trim().to_string()))
+}
+
+/// The form's fields asked in the schema's order, each until its answer
+/// has the field's type; `None` when stdin ended.
+fn fill(form: &ElicitRequestFormParams, orders: &Orders) -> Result<Option<JsonObject>, Error> {
+    let schema = &form.requested_schema;
+    let properties = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let required = |name: &str| {
+        schema["required"]
+            .as_array()
+            .map_or(false, |r| r.iter().any(|n| n.as_str() == Some(name)))
+    };
+    let mut values = JsonObject::new();
+    for name in field_order(&properties, orders) {
+        let field = &properties[&name];
+        let needed = required(&name);
+        loop {
+            let answer = match ask(&question(&name, field, needed))? {
+                Some(answer) => answer,
+                None => return Ok(None),
+            };
+            match typed(field, &answer, needed) {
+                Ok(Some(value)) => {
+                    values.insert(name.clone(), value);
+                    break;
+                }
+                Ok(None) => break,
+                Err(why) => eprintln!("  {}", why),
+            }
+        }
+    }
+    Ok(Some(values))
+}
+
+/// The order the server wrote the properties in, when its output showed
+/// it; else the map's (sorted).
+fn field_order(properties: &JsonObject, orders: &Orders) -> Vec<String> {
+    let orders = orders.lock();
+    let written = orders.iter().rev().find(|order| {
+        order.len() == properties.len() && order.iter().all(|n| properties.contains_key(n))
+    });
+    match written {
+        Some(order) => order.clone(),
+        None => properties.keys().cloned().collect(),
+    }
+}
+
+/// `  name (integer, required) description [1) a 2) b] [default 3]: `
+fn question(name: &str, field: &Value, required: bool) -> String {
+    let kind = field["type"].as_str().unwrap_or("string");
+    let mut text = format!(
+        "  {} ({}{})",
+        name,
+        kind,
+        if required { ", required" } else { "" }
+    );
+    if let Some(description) = field["description"].as_str() {
+        text.push_str(&format!(" {}", description));
+    }
+    let options = choices(if kind == "array" {
+        &field["items"]
+    } else {
+        field
+    });
+    if !options.is_empty() {
+        let listed: Vec<String> = options
+            .iter()
+            .enumerate()
+            .map(|(i, (value, title))| match title {
+                Some(title) => format!("{}) {} ({})", i + 1, value, title),
+                None => format!("{}) {}", i + 1, value),
+            })
+            .collect();
+        let how = if kind == "array" {
+            ", several with commas"
+        } else {
+            ""
+        };
+        text.push_str(&format!(" [{}{}]", listed.join(" "), how));
+    }
+    if let Some(default) = field.get("default") {
+        text.push_str(&format!(" [default {}]", default));
+    }
+    text.push_str(": ");
+    text
+}
+
+/// The answer as the field's type says: `Ok(None)` to leave an optional
+/// field out, `Err` (why) to ask again.
+fn typed(field: &Value, answer: &str, required: bool) -> Result<Option<Value>, String> {
+    if answer.is_empty() {
+        return match field.get("default") {
+            Some(default) => Ok(Some(default.clone())),
+            None if required => Err("an answer is needed".into()),
+            None => Ok(None),
+        };
+    }
+    let value = match field["type"].as_str().unwrap_or("string") {
+        "integer" => answer
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("{:?} is not an integer", answer))?,
+        "number" => match serde_json::from_str::<Value>(answer) {
+            Ok(number) if number.is_number() => number,
+            _ => return Err(format!("{:?} is not a number", answer)),
+        },
+        "boolean" => match answer.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" => Value::Bool(true),
+            "false" | "no" | "n" => Value::Bool(false),
+            _ => return Err(format!("{:?} is not true or false", answer)),
+        },
+        "array" => several(field, answer)?,
+        _ => chosen(field, answer)?,
+    };
+    Ok(Some(value))
+}
+
+/// A multi-select: comma-separated choices, as many as the schema allows.
+fn several(field: &Value, answer: &str) -> Result<Value, String> {
+    let picked = answer
+        .split(',')
+        .map(|item| chosen(&field["items"], item.trim()))
+        .collect::<Result<Vec<Value>, String>>()?;
+    let min = field["minItems"].as_u64().unwrap_or(0);
+    let max = field["maxItems"].as_u64().unwrap_or(u64::MAX);
+    let count = picked.len() as u64;
+    if count < min || count > max {
+        return Err(format!("pick from {} to {} of them", min, max));
+    }
+    Ok(Value::Array(picked))
+}
+
+/// A string, one of the field's choices when it has some: by value, by
+/// title, or by number.
+fn chosen(field: &Value, answer: &str) -> Result<Value, String> {
+    let options = choices(field);
+    if options.is_empty() {
+        return Ok(Value::from(answer));
+    }
+    let number = answer.parse::<usize>().ok();
+    options
+        .iter()
+        .enumerate()
+        .find(|(i, (value, title))| {
+            value == answer
+                || title
+                    .as_deref()
+                    .map_or(false, |t| t.eq_ignore_ascii_case(answer))
+                || number == Some(i + 1)
+        })
+        .map(|(_, (value, _))| Value::from(value.as_str()))
+        .ok_or_else(|| format!("{:?} is not one of the choices", answer))
+}
+
+/// A field's choices and their titles: `enum` (with `enumNames`), or
+/// `oneOf` / `anyOf` of `{"const", "title"}`.
+fn choices(field: &Value) -> Vec<(String, Option<String>)> {
+    if let Some(values) = field["enum"].as_array() {
+        let names = field["enumNames"].as_array();
+        return values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let title = names.and_then(|n| n.get(i)).and_then(Value::as_str);
+                Some((v.as_str()?.to_string(), title.map(str::to_string)))
+            })
+            .collect();
+    }
+    let listed = field["oneOf"]
+        .as_array()
+        .or_else(|| field["anyOf"].as_array());
+    listed
+        .into_iter()
+        .flatten()
+        .filter_map(|option| {
+            let value = option["const"].as_str()?.to_string();
+            Some((value, option["title"].as_str().map(str::to_string)))
+        })
+        .collect()
 }

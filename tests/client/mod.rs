@@ -5,6 +5,7 @@ mod challenges;
 mod fake;
 mod hostile;
 mod legacy_sse;
+mod mcp_cli;
 mod polling;
 mod recovery;
 mod redirects;
