@@ -60,8 +60,6 @@ struct Shared {
 /// A duplex link; see the module docs.
 pub(crate) struct Duplex {
     shared: Arc<Shared>,
-    /// Runs once on close, e.g. to end a child process.
-    on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     reader: Mutex<Option<thread::JoinHandle<()>>>,
 }
 
@@ -97,14 +95,8 @@ impl Duplex {
             })?;
         Ok(Duplex {
             shared,
-            on_close: Mutex::new(None),
             reader: Mutex::new(Some(handle)),
         })
-    }
-
-    /// Sets what close does besides closing the streams.
-    pub(crate) fn on_close(&self, f: impl FnOnce() + Send + 'static) {
-        *self.on_close.lock() = Some(Box::new(f));
     }
 
     fn write(&self, message: &Message, deadline: Option<Instant>) -> Result<(), Error> {
@@ -200,9 +192,6 @@ impl Link for Duplex {
         // Closing our output is end of input for the server (STDIO-4): the
         // writer thread writes what is queued and drops the writer.
         drop(self.shared.writer.lock().take());
-        if let Some(f) = self.on_close.lock().take() {
-            f();
-        }
         fail_all(&self.shared, "the client closed the connection");
         // Not joined: a reader whose input never ends (a socket whose other
         // half is still open, a grandchild holding the pipe) would hold
