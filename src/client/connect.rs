@@ -108,7 +108,7 @@ fn discover(client: &Client) -> Result<Option<Negotiated>, Error> {
     };
     let options = CallOptions::new();
     let wait = client.wait_for(&options);
-    let result = client.link.request(&out, &wait)?;
+    let result = client.link.request_uncancelled(&out, &wait)?;
     let supported = result
         .get("supportedVersions")
         .and_then(Value::as_array)
@@ -159,7 +159,7 @@ pub(crate) fn initialize(client: &Client) -> Result<Negotiated, Error> {
     };
     let options = CallOptions::new();
     let wait = client.wait_for(&options);
-    let result = client.link.request(&out, &wait)?;
+    let result = client.link.request_uncancelled(&out, &wait)?;
     let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
         Error::new(ErrorKind::Protocol(format!(
             "the initialize result has the wrong shape: {}",

@@ -129,6 +129,10 @@ impl Link for ChildProcess {
         self.current().duplex.request(out, wait)
     }
 
+    fn request_uncancelled(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.current().duplex.request_uncancelled(out, wait)
+    }
+
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         self.current().duplex.notify(method, params)
     }

@@ -2,6 +2,8 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod hostile;
+#[cfg(unix)]
+mod old_servers;
 #[cfg(target_os = "linux")]
 mod shutdown;
 #[cfg(feature = "tls")]
