@@ -50,6 +50,7 @@ pub struct ClientBuilder {
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) probe_timeout: Duration,
 }
 
 impl ClientBuilder {
@@ -67,6 +68,7 @@ impl ClientBuilder {
             tls_roots: Vec::new(),
             reinitialize: false,
             shutdown_timeout: Duration::from_secs(2),
+            probe_timeout: Duration::from_secs(2),
         }
     }
 
@@ -83,6 +85,22 @@ impl ClientBuilder {
     /// VER-3, DISC-3).
     pub fn era(mut self, era: Era) -> ClientBuilder {
         self.era = Some(era);
+        self
+    }
+
+    /// How long the 2026-07-28 probe (`server/discover`) waits for its
+    /// answer before the client falls back to `initialize`: a 2025-era
+    /// server may never answer an unknown method, answer it late (the late
+    /// answer is ignored), or exit on it (a stdio server is then started
+    /// again, once). Not used when [`era`](Self::era) pins an era. A
+    /// 2026-07-28 server slower than this to answer is spoken to in
+    /// 2025-11-25 if it also serves that, and fails to connect if not:
+    /// raise it for servers slow to start. At most the
+    /// [`request_timeout`](Self::request_timeout). Default: 2 s.
+    ///
+    /// Spec: basic/versioning (2026-07-28), DISC-3.
+    pub fn probe_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.probe_timeout = timeout;
         self
     }
 

@@ -119,7 +119,7 @@ impl Client {
             background: Mutex::new(None),
             closed: AtomicBool::new(false),
         };
-        match connect::negotiate(&client, builder.era) {
+        match connect::negotiate(&client, builder.era, builder.probe_timeout) {
             Ok(server) => {
                 client.link.settle(server.era, &server.protocol_version);
                 client.inbox.settle(server.era);

@@ -54,6 +54,9 @@ pub(crate) struct StdioSettings {
 pub(crate) struct ChildProcess {
     current: Mutex<Arc<Started>>,
     pub(crate) stderr: Arc<Mutex<Vec<u8>>>,
+    /// Kept to start the server again (`restart`).
+    command: Mutex<Command>,
+    inbox: Arc<Inbox>,
     settings: StdioSettings,
 }
 
@@ -71,12 +74,45 @@ impl ChildProcess {
         inbox: Arc<Inbox>,
     ) -> Result<ChildProcess, Error> {
         let stderr = Arc::new(Mutex::new(Vec::new()));
-        let started = Started::spawn(&mut command, &settings, inbox, Arc::clone(&stderr))?;
+        let started = Started::spawn(
+            &mut command,
+            &settings,
+            Arc::clone(&inbox),
+            Arc::clone(&stderr),
+        )?;
         Ok(ChildProcess {
             current: Mutex::new(Arc::new(started)),
             stderr,
+            command: Mutex::new(command),
+            inbox,
             settings,
         })
+    }
+
+    /// Whether the child has exited (by itself: the client has not closed
+    /// it).
+    pub(crate) fn exited(&self) -> bool {
+        self.current().process.exited()
+    }
+
+    /// Starts the server again, with the same command and settings, after
+    /// it exited: for a 2025-era server that exits on `server/discover`
+    /// and is then spoken to with `initialize`. What the old one left
+    /// running is ended first.
+    ///
+    /// # Errors
+    ///
+    /// The command cannot start again.
+    pub(crate) fn restart(&self) -> Result<(), Error> {
+        let started = Started::spawn(
+            &mut self.command.lock(),
+            &self.settings,
+            Arc::clone(&self.inbox),
+            Arc::clone(&self.stderr),
+        )?;
+        let old = std::mem::replace(&mut *self.current.lock(), Arc::new(started));
+        old.close(self.settings.shutdown_timeout);
+        Ok(())
     }
 
     /// The process id, while the child runs.

@@ -81,6 +81,14 @@ impl Process {
         self.child.lock().as_ref().map(|c| c.id())
     }
 
+    /// Whether the child has exited (and not been ended by the client).
+    pub(super) fn exited(&self) -> bool {
+        match self.child.lock().as_mut() {
+            Some(child) => !matches!(child.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
     /// The members to end, as they are now (before the child's input
     /// closes, so that its children are seen while it is their parent).
     pub(super) fn members(&self) -> Option<Members> {
