@@ -92,7 +92,8 @@ impl ClientBuilder {
     /// answer before the client falls back to `initialize`: a 2025-era
     /// server may never answer an unknown method, answer it late (the late
     /// answer is ignored), or exit on it (a stdio server is then started
-    /// again, once). Not used when [`era`](Self::era) pins an era. A
+    /// again, once). Not used when [`era`](Self::era) pins an era (a
+    /// pinned 2026-07-28 waits the request timeout). A
     /// 2026-07-28 server slower than this to answer is spoken to in
     /// 2025-11-25 if it also serves that, and fails to connect if not:
     /// raise it for servers slow to start. At most the

@@ -39,9 +39,9 @@ impl Default for Negotiated {
 }
 
 /// Settles the era: `pinned`, or 2026-07-28 when the server serves it and
-/// 2025-11-25 otherwise. The `server/discover` probe waits at most
-/// `probe_timeout` (or the request timeout, when shorter): an old server
-/// may never answer it.
+/// 2025-11-25 otherwise. Unpinned, the `server/discover` probe waits at
+/// most `probe_timeout` (or the request timeout, when shorter): an old
+/// server may never answer it.
 pub(crate) fn negotiate(
     client: &Client,
     pinned: Option<Era>,
@@ -50,7 +50,10 @@ pub(crate) fn negotiate(
     if pinned == Some(Era::V2025_11_25) {
         return initialize(client);
     }
-    let probe_timeout = probe_timeout.min(client.request_timeout);
+    let probe_timeout = match pinned {
+        None => probe_timeout.min(client.request_timeout),
+        Some(_) => client.request_timeout,
+    };
     let first = discover(client, probe_timeout);
     let outcome = match &first {
         // VER-2: -32022 lists what the server serves; one that this client
