@@ -17,7 +17,7 @@ die() { echo "Debian crates: FAILED ($*)"; exit 1; }
 PACKAGES="rustc cargo librust-serde-dev librust-serde+derive-dev librust-serde-json-dev
     librust-httparse-dev librust-crossbeam-channel-dev librust-parking-lot-dev
     librust-uuid-dev librust-uuid+v4-dev librust-log-dev librust-tiny-http-dev
-    librust-hmac-dev librust-sha2-dev"
+    librust-hmac-dev librust-sha2-dev librust-nix-dev"
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT" || die "cannot create $OUT"

@@ -26,7 +26,7 @@ tar -C "$ROOT" --exclude=./target --exclude=./.git -cf - . | tar -C "$WORK" -xf 
 cd "$WORK" || die "no $WORK"
 cargo +nightly update -Z minimal-versions >"$OUT/update.log" 2>&1 \
     || { tail -n 20 "$OUT/update.log" >&2; die "cargo +nightly update -Z minimal-versions"; }
-for crate in serde serde_json httparse crossbeam-channel parking_lot uuid log; do
+for crate in serde serde_json httparse crossbeam-channel parking_lot uuid log nix; do
     version=$(awk -v name="$crate" '$0 == "name = \"" name "\"" {getline; print $3}' Cargo.lock | tr -d '"' | head -1)
     log "$crate $version"
 done

@@ -12,7 +12,7 @@ use super::http::{HttpLink, HttpSettings};
 use super::inbox::{Handlers, Inbox};
 use super::legacy_sse;
 use super::params::ParamHeaders;
-use super::stdio::{self, StderrMode};
+use super::stdio::{ChildProcess, StderrMode, StdioSettings};
 use super::Client;
 use crate::error::Error;
 use crate::jsonrpc::Notification;
@@ -52,6 +52,8 @@ pub struct ClientBuilder {
     pub(crate) reinitialize: bool,
     pub(crate) legacy_sse: bool,
     pub(crate) max_idle_resumes: usize,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) probe_timeout: Duration,
 }
 
 impl ClientBuilder {
@@ -70,6 +72,8 @@ impl ClientBuilder {
             reinitialize: true,
             legacy_sse: true,
             max_idle_resumes: 5,
+            shutdown_timeout: Duration::from_secs(2),
+            probe_timeout: Duration::from_secs(2),
         }
     }
 
@@ -86,6 +90,23 @@ impl ClientBuilder {
     /// VER-3, DISC-3).
     pub fn era(mut self, era: Era) -> ClientBuilder {
         self.era = Some(era);
+        self
+    }
+
+    /// How long the 2026-07-28 probe (`server/discover`) waits for its
+    /// answer before the client falls back to `initialize`: a 2025-era
+    /// server may never answer an unknown method, answer it late (the late
+    /// answer is ignored), or exit on it (a stdio server is then started
+    /// again, once). Not used when [`era`](Self::era) pins an era (a
+    /// pinned 2026-07-28 waits the request timeout). A
+    /// 2026-07-28 server slower than this to answer is spoken to in
+    /// 2025-11-25 if it also serves that, and fails to connect if not:
+    /// raise it for servers slow to start. At most the
+    /// [`request_timeout`](Self::request_timeout). Default: 2 s.
+    ///
+    /// Spec: basic/versioning (2026-07-28), DISC-3.
+    pub fn probe_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.probe_timeout = timeout;
         self
     }
 
@@ -122,6 +143,18 @@ impl ClientBuilder {
     /// [`StderrMode::Inherit`].
     pub fn stderr(mut self, mode: StderrMode) -> ClientBuilder {
         self.stderr = mode;
+        self
+    }
+
+    /// How long closing waits for a stdio server at each step of its
+    /// shutdown: after closing its stdin, then after `SIGTERM`, before
+    /// `SIGKILL` (on Unix, to its whole process group; elsewhere the child
+    /// is killed after the first wait). So a close takes at most about
+    /// twice this. Default: 2 s.
+    ///
+    /// Spec: basic/lifecycle "Shutdown", stdio (2025-11-25).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> ClientBuilder {
+        self.shutdown_timeout = timeout;
         self
     }
 
@@ -245,12 +278,16 @@ impl ClientBuilder {
     }
 
     /// Starts `command` as the server and connects over its stdin and
-    /// stdout (basic/transports "stdio"). The child is ended when the
-    /// client closes or drops: its stdin is closed, and it is killed if it
-    /// has not exited 2 s later. Processes the child started itself (a
-    /// shell's children) are not: Rust 1.63 cannot put the child in a
-    /// process group of its own (`CommandExt::process_group` is 1.64), so
-    /// a server that forks must end its own children.
+    /// stdout (basic/transports "stdio"). Closing or dropping the client
+    /// ends the server as basic/lifecycle "Shutdown" says: its stdin is
+    /// closed; if it still runs after
+    /// [`shutdown_timeout`](Self::shutdown_timeout) (2 s) it gets
+    /// `SIGTERM`, and `SIGKILL` after as long again. On Unix the signals
+    /// go to everything the server started too (a shell's, `npx`'s or
+    /// `uvx`'s children): built with Rust 1.64 or later the child leads a
+    /// process group of its own (so it does not get a terminal's Ctrl-C;
+    /// the client ends it), with Rust 1.63 its descendants are found in
+    /// `/proc` (Linux only). Elsewhere the child is killed.
     ///
     /// # Errors
     ///
@@ -258,11 +295,15 @@ impl ClientBuilder {
     /// [`connect_io`](Self::connect_io)).
     pub fn connect_stdio(self, command: Command) -> Result<Client, Error> {
         let inbox = Arc::new(Inbox::new(self.handlers.clone()));
-        let (duplex, child) =
-            stdio::spawn(command, self.stderr, Arc::clone(&inbox), self.limits())?;
+        let settings = StdioSettings {
+            stderr: self.stderr,
+            limits: self.limits(),
+            shutdown_timeout: self.shutdown_timeout,
+        };
+        let child = Arc::new(ChildProcess::start(command, settings, Arc::clone(&inbox))?);
         Client::start(
             self,
-            Arc::new(duplex),
+            child.clone(),
             inbox,
             Some(child),
             None,

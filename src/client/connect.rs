@@ -3,9 +3,11 @@
 //! (basic/versioning; VER-3, DISC-3, ERA-5; basic/lifecycle
 //! "Initialization", 2025-11-25).
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
-use super::{envelope, CallOptions, Client};
+use super::{envelope, CallOptions, Client, Wait};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{
@@ -37,16 +39,26 @@ impl Default for Negotiated {
 }
 
 /// Settles the era: `pinned`, or 2026-07-28 when the server serves it and
-/// 2025-11-25 otherwise.
-pub(crate) fn negotiate(client: &Client, pinned: Option<Era>) -> Result<Negotiated, Error> {
+/// 2025-11-25 otherwise. Unpinned, the `server/discover` probe waits at
+/// most `probe_timeout` (or the request timeout, when shorter): an old
+/// server may never answer it.
+pub(crate) fn negotiate(
+    client: &Client,
+    pinned: Option<Era>,
+    probe_timeout: Duration,
+) -> Result<Negotiated, Error> {
     if pinned == Some(Era::V2025_11_25) {
         return initialize(client);
     }
-    let first = discover(client);
+    let probe_timeout = match pinned {
+        None => probe_timeout.min(client.request_timeout),
+        Some(_) => client.request_timeout,
+    };
+    let first = discover(client, probe_timeout);
     let outcome = match &first {
         // VER-2: -32022 lists what the server serves; one that this client
         // speaks is asked again, once.
-        Err(e) if offers_modern(e) => discover(client),
+        Err(e) if offers_modern(e) => discover(client, probe_timeout),
         _ => first,
     };
     match outcome {
@@ -57,6 +69,7 @@ pub(crate) fn negotiate(client: &Client, pinned: Option<Era>) -> Result<Negotiat
         )),
         Err(e) if pinned.is_none() && falls_back(&e) => {
             log::debug!("server/discover failed ({}); trying initialize", e);
+            restart_if_exited(client)?;
             initialize(client)
         }
         Err(e) => Err(e),
@@ -84,20 +97,39 @@ fn offers_modern(e: &Error) -> bool {
     }
 }
 
-/// An answer that says "not a 2026-07-28 server", as opposed to one that
-/// says nothing could be asked (the connection failed, a timeout, no
-/// authorization).
+/// A failed probe that says "not a 2026-07-28 server": an error answer,
+/// an HTTP status other than 401 and 403 (a 2025-era HTTP server may
+/// answer an unknown method with a 4xx or a 5xx that is not JSON-RPC), a
+/// stdio server that exited on it, or no answer within the probe's
+/// deadline (a 2025-era stdio server may ignore unknown methods). As
+/// opposed to one that says nothing could be asked: no connection, no
+/// authorization (401, 403).
 fn falls_back(e: &Error) -> bool {
     match e.kind() {
-        ErrorKind::Server(_) | ErrorKind::Protocol(_) | ErrorKind::SessionExpired => true,
-        ErrorKind::Http { status, .. } => !matches!(status, 401 | 403) && *status < 500,
+        ErrorKind::Server(_)
+        | ErrorKind::Protocol(_)
+        | ErrorKind::SessionExpired
+        | ErrorKind::Timeout { .. } => true,
+        ErrorKind::Http { status, .. } => !matches!(status, 401 | 403),
         _ => false,
     }
 }
 
-/// `server/discover` (DISC-1): `Some` when its `supportedVersions` lists
-/// 2026-07-28.
-fn discover(client: &Client) -> Result<Option<Negotiated>, Error> {
+/// A stdio server that exited on the probe (some 2025-era servers exit on
+/// an unknown method) is started again, once, for `initialize`.
+fn restart_if_exited(client: &Client) -> Result<(), Error> {
+    match &client.child {
+        Some(child) if child.exited() => {
+            log::info!("the server exited on server/discover; starting it again for initialize");
+            child.restart()
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `server/discover` (DISC-1), waiting at most `timeout`: `Some` when its
+/// `supportedVersions` lists 2026-07-28.
+fn discover(client: &Client, timeout: Duration) -> Result<Option<Negotiated>, Error> {
     let mut params = JsonObject::new();
     envelope(client, &mut params);
     let out = super::Outgoing {
@@ -106,9 +138,12 @@ fn discover(client: &Client) -> Result<Option<Negotiated>, Error> {
         params: Value::Object(params),
         name: None,
     };
-    let options = CallOptions::new();
-    let wait = client.wait_for(&options);
-    let result = client.link.request(&out, &wait)?;
+    let wait = Wait {
+        deadline: Instant::now() + timeout,
+        timeout,
+        cancel: None,
+    };
+    let result = client.link.request_uncancelled(&out, &wait)?;
     let supported = result
         .get("supportedVersions")
         .and_then(Value::as_array)
@@ -159,7 +194,7 @@ pub(crate) fn initialize(client: &Client) -> Result<Negotiated, Error> {
     };
     let options = CallOptions::new();
     let wait = client.wait_for(&options);
-    let result = client.link.request(&out, &wait)?;
+    let result = client.link.request_uncancelled(&out, &wait)?;
     let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
         Error::new(ErrorKind::Protocol(format!(
             "the initialize result has the wrong shape: {}",

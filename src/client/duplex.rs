@@ -38,6 +38,17 @@ pub(crate) const MAX_SERVER_REQUESTS: usize = 16;
 
 type Answer = Result<Value, Error>;
 
+/// What ending a call early (its timeout, its cancel token) tells the
+/// server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnGiveUp {
+    /// `notifications/cancelled` (basic/utilities/cancellation).
+    Cancel,
+    /// Nothing: the request is abandoned, and an answer that still comes
+    /// finds nobody waiting (`initialize` MUST NOT be cancelled).
+    Abandon,
+}
+
 /// Limits of a duplex link.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DuplexLimits {
@@ -60,8 +71,6 @@ struct Shared {
 /// A duplex link; see the module docs.
 pub(crate) struct Duplex {
     shared: Arc<Shared>,
-    /// Runs once on close, e.g. to end a child process.
-    on_close: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     reader: Mutex<Option<thread::JoinHandle<()>>>,
 }
 
@@ -97,14 +106,8 @@ impl Duplex {
             })?;
         Ok(Duplex {
             shared,
-            on_close: Mutex::new(None),
             reader: Mutex::new(Some(handle)),
         })
-    }
-
-    /// Sets what close does besides closing the streams.
-    pub(crate) fn on_close(&self, f: impl FnOnce() + Send + 'static) {
-        *self.on_close.lock() = Some(Box::new(f));
     }
 
     fn write(&self, message: &Message, deadline: Option<Instant>) -> Result<(), Error> {
@@ -126,7 +129,13 @@ impl Duplex {
         );
     }
 
-    fn wait(&self, out: &Outgoing, rx: Receiver<Answer>, wait: &Wait<'_>) -> Answer {
+    fn wait(
+        &self,
+        out: &Outgoing,
+        rx: Receiver<Answer>,
+        wait: &Wait<'_>,
+        give_up: OnGiveUp,
+    ) -> Answer {
         let (cancel_tx, cancel_rx) = bounded::<()>(1);
         let _guard = match wait.cancel {
             Some(token) => token.on_cancel(move || {
@@ -137,28 +146,28 @@ impl Duplex {
         select! {
             recv(rx) -> answer => answer.unwrap_or_else(|_| Err(self.closed_error())),
             recv(cancel_rx) -> _ => {
-                self.forget(&out.id);
-                self.send_cancel(&out.id, "cancelled by the client");
+                self.give_up(&out.id, give_up, "cancelled by the client");
                 Err(Error::cancelled(None))
             }
             default(wait.remaining()) => {
-                self.forget(&out.id);
-                self.send_cancel(&out.id, "timed out");
+                self.give_up(&out.id, give_up, "timed out");
                 Err(wait.timed_out(&out.method))
             }
         }
     }
 
-    fn closed_error(&self) -> Error {
-        match &*self.shared.ended.lock() {
-            Some(reason) => Error::new(ErrorKind::Protocol(reason.clone())),
-            None => Error::new(ErrorKind::Closed),
+    /// Stops waiting for `id`, telling the server unless the request is
+    /// abandoned.
+    fn give_up(&self, id: &RequestId, give_up: OnGiveUp, reason: &str) {
+        self.forget(id);
+        if give_up == OnGiveUp::Cancel {
+            self.send_cancel(id, reason);
         }
     }
-}
 
-impl Link for Duplex {
-    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Answer {
+    /// Sends `out` and waits for its answer; `give_up` says what a
+    /// timeout or a cancel tells the server.
+    fn call(&self, out: &Outgoing, wait: &Wait<'_>, give_up: OnGiveUp) -> Answer {
         if wait.cancel.map_or(false, |t| t.is_cancelled()) {
             return Err(Error::cancelled(None));
         }
@@ -186,7 +195,24 @@ impl Link for Duplex {
                 e
             });
         }
-        self.wait(out, rx, wait)
+        self.wait(out, rx, wait, give_up)
+    }
+
+    fn closed_error(&self) -> Error {
+        match &*self.shared.ended.lock() {
+            Some(reason) => Error::new(ErrorKind::Protocol(reason.clone())),
+            None => Error::new(ErrorKind::Closed),
+        }
+    }
+}
+
+impl Link for Duplex {
+    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Answer {
+        self.call(out, wait, OnGiveUp::Cancel)
+    }
+
+    fn request_uncancelled(&self, out: &Outgoing, wait: &Wait<'_>) -> Answer {
+        self.call(out, wait, OnGiveUp::Abandon)
     }
 
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
@@ -200,9 +226,6 @@ impl Link for Duplex {
         // Closing our output is end of input for the server (STDIO-4): the
         // writer thread writes what is queued and drops the writer.
         drop(self.shared.writer.lock().take());
-        if let Some(f) = self.on_close.lock().take() {
-            f();
-        }
         fail_all(&self.shared, "the client closed the connection");
         // Not joined: a reader whose input never ends (a socket whose other
         // half is still open, a grandchild holding the pipe) would hold

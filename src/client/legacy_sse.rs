@@ -26,14 +26,17 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
+use serde_json::Value;
 
 use super::challenge::BearerChallenge;
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::HttpSettings;
 use super::inbox::Inbox;
+use super::link::{Link, Outgoing, Wait};
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head, Transport};
 use crate::error::{Error, ErrorKind};
+use crate::protocol::Era;
 
 /// Bytes of a refused answer's body kept for the error, at most.
 const ERROR_BODY: usize = 64 * 1024;
@@ -72,7 +75,7 @@ pub(crate) fn connect(
     post_timeout: Duration,
     inbox: Arc<Inbox>,
     limits: DuplexLimits,
-) -> Result<Duplex, Error> {
+) -> Result<SseLink, Error> {
     let base = Endpoint::parse(url).map_err(Error::msg)?;
     let (stream, uri) = match open_stream(&base, settings) {
         Ok(opened) => opened,
@@ -130,12 +133,40 @@ pub(crate) fn connect(
                 .unwrap_or_else(|| "the server ended its event stream".to_string())
         }),
     )?;
-    let socket = stream.socket;
-    // Closing ends the stream; the thread reading it ends with it.
-    duplex.on_close(move || {
-        let _ = socket.shutdown(Shutdown::Both);
-    });
-    Ok(duplex)
+    Ok(SseLink {
+        duplex,
+        socket: stream.socket,
+    })
+}
+
+/// The duplex link and the GET stream's socket, which closing shuts down
+/// so that the thread reading the stream ends with it.
+pub(crate) struct SseLink {
+    duplex: Duplex,
+    socket: TcpStream,
+}
+
+impl Link for SseLink {
+    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.duplex.request(out, wait)
+    }
+
+    fn request_uncancelled(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.duplex.request_uncancelled(out, wait)
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.duplex.notify(method, params)
+    }
+
+    fn settle(&self, era: Era, version: &str) {
+        self.duplex.settle(era, version);
+    }
+
+    fn close(&self) {
+        let _ = self.socket.shutdown(Shutdown::Both);
+        self.duplex.close();
+    }
 }
 
 /// The error of a server that answered neither transport.

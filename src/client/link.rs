@@ -51,6 +51,16 @@ pub(crate) trait Link: Send + Sync {
     /// arrive meanwhile go to the inbox.
     fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error>;
 
+    /// [`request`](Self::request) for a request that must never be
+    /// cancelled (`initialize`, and the `server/discover` probe): a
+    /// timeout abandons it without `notifications/cancelled`
+    /// (basic/lifecycle; basic/utilities/cancellation, 2025-11-25: "The
+    /// initialize request MUST NOT be cancelled by clients"). Links that
+    /// send no cancel on a timeout need not override it.
+    fn request_uncancelled(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.request(out, wait)
+    }
+
     /// Sends a notification.
     fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error>;
 

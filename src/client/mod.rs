@@ -131,7 +131,7 @@ impl Client {
             closed: AtomicBool::new(false),
             task_support: tasks::Known::default(),
         };
-        match connect::negotiate(&client, builder.era) {
+        match connect::negotiate(&client, builder.era, builder.probe_timeout) {
             Ok(server) => {
                 client.link.settle(server.era, &server.protocol_version);
                 client.inbox.settle(server.era);

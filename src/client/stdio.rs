@@ -1,18 +1,29 @@
 //! A server as a child process, spoken to on its stdin and stdout
-//! (basic/transports "stdio": the client launches the server; STDIO-4,
-//! the client ends it by closing its input, then by signals).
+//! (basic/transports "stdio": the client launches the server;
+//! basic/lifecycle "Shutdown", stdio: the client ends it by closing its
+//! input, then by `SIGTERM`, then by `SIGKILL`, STDIO-4).
+//!
+//! [`ChildProcess`] is the link: a [`Duplex`] on the pipes of one
+//! started process (`process.rs`), which ends together with everything it
+//! started (`group.rs`).
 
-use std::io::{BufReader, Read};
-use std::process::{Child, Command, Stdio};
+mod group;
+mod process;
+
+use std::io::BufReader;
+use std::process::Command;
 use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
+use serde_json::Value;
 
+use self::process::Process;
 use super::duplex::{Duplex, DuplexLimits};
 use super::inbox::Inbox;
+use super::link::{Link, Outgoing, Wait};
 use crate::error::Error;
+use crate::protocol::Era;
 
 /// What happens to the child's stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,149 +39,143 @@ pub enum StderrMode {
     Null,
 }
 
-/// The last bytes of a child's stderr.
-const STDERR_KEEP: usize = 64 * 1024;
+/// How a stdio server is started and ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StdioSettings {
+    pub(crate) stderr: StderrMode,
+    pub(crate) limits: DuplexLimits,
+    /// Each of the two waits of a shutdown: after closing the child's
+    /// input, and after `SIGTERM`.
+    pub(crate) shutdown_timeout: Duration,
+}
 
-/// How long close waits for the child to exit after closing its stdin,
-/// before it kills it.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
-
-/// The child and what it wrote to stderr.
+/// A server started as a child process: the client's link to it, and
+/// what the client tells of it (its process id, its stderr).
 pub(crate) struct ChildProcess {
-    child: Mutex<Option<Child>>,
+    current: Mutex<Arc<Started>>,
     pub(crate) stderr: Arc<Mutex<Vec<u8>>>,
-    /// Disconnected once the child's stderr has been read to its end.
-    stderr_done: Option<crossbeam_channel::Receiver<()>>,
-}
-
-/// Spawns `command` with piped stdin and stdout and starts a duplex link
-/// on them.
-pub(crate) fn spawn(
-    mut command: Command,
-    stderr: StderrMode,
+    /// Kept to start the server again (`restart`).
+    command: Mutex<Command>,
     inbox: Arc<Inbox>,
-    limits: DuplexLimits,
-) -> Result<(Duplex, Arc<ChildProcess>), Error> {
-    command.stdin(Stdio::piped()).stdout(Stdio::piped());
-    command.stderr(match stderr {
-        StderrMode::Inherit => Stdio::inherit(),
-        StderrMode::Capture => Stdio::piped(),
-        StderrMode::Null => Stdio::null(),
-    });
-    let mut child = command
-        .spawn()
-        .map_err(|e| Error::msg(format!("cannot start the server {:?}: {}", command, e)))?;
-    let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
-        (Some(stdin), Some(stdout)) => (stdin, stdout),
-        _ => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Error::msg("the child's stdin or stdout is not a pipe"));
-        }
-    };
-    let kept = Arc::new(Mutex::new(Vec::new()));
-    let stderr_done = match child.stderr.take() {
-        Some(pipe) => Some(keep_stderr(pipe, Arc::clone(&kept))?),
-        None => None,
-    };
-    let process = Arc::new(ChildProcess {
-        child: Mutex::new(Some(child)),
-        stderr: kept,
-        stderr_done,
-    });
-    let for_end = Arc::clone(&process);
-    let duplex = Duplex::start(
-        Box::new(BufReader::new(stdout)),
-        Box::new(stdin),
-        inbox,
-        limits,
-        Box::new(move || for_end.describe_end()),
-    )?;
-    let for_close = Arc::clone(&process);
-    duplex.on_close(move || for_close.reap());
-    Ok((duplex, process))
+    settings: StdioSettings,
 }
 
-fn keep_stderr(
-    mut pipe: impl Read + Send + 'static,
-    kept: Arc<Mutex<Vec<u8>>>,
-) -> Result<crossbeam_channel::Receiver<()>, Error> {
-    let (done, stderr_done) = crossbeam_channel::bounded::<()>(0);
-    thread::Builder::new()
-        .name("tiny-mcp-client-stderr".into())
-        .spawn(move || {
-            let _done = done;
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut kept = kept.lock();
-                kept.extend_from_slice(&buf[..n]);
-                if kept.len() > STDERR_KEEP {
-                    let cut = kept.len() - STDERR_KEEP;
-                    kept.drain(..cut);
-                }
-            }
-        })?;
-    Ok(stderr_done)
+/// One started process and the duplex link on its pipes.
+struct Started {
+    duplex: Duplex,
+    process: Arc<Process>,
 }
 
 impl ChildProcess {
-    /// Why the child's stdout ended: its exit status if it has exited (a
-    /// short wait: stdout closes just before exit), and the end of its
-    /// stderr when captured.
-    fn describe_end(&self) -> String {
-        let mut text = String::from("the server closed its stdout");
-        let deadline = Instant::now() + Duration::from_millis(500);
-        if let Some(child) = self.child.lock().as_mut() {
-            loop {
-                match child.try_wait() {
-                    Ok(Some(status)) => {
-                        text = format!("the server exited ({})", status);
-                        break;
-                    }
-                    Ok(None) if Instant::now() < deadline => {
-                        thread::sleep(Duration::from_millis(10))
-                    }
-                    _ => break,
-                }
-            }
-        }
-        // What it wrote last is still in the pipe, or in flight to us.
-        if let Some(done) = &self.stderr_done {
-            let _ = done.recv_timeout(Duration::from_millis(500));
-        }
-        let stderr = self.stderr.lock();
-        if !stderr.is_empty() {
-            let tail = String::from_utf8_lossy(&stderr[stderr.len().saturating_sub(500)..]);
-            text.push_str(&format!("; its stderr ends: {}", tail.trim_end()));
-        }
-        text
+    /// Starts `command` and a duplex link on its stdin and stdout.
+    pub(crate) fn start(
+        mut command: Command,
+        settings: StdioSettings,
+        inbox: Arc<Inbox>,
+    ) -> Result<ChildProcess, Error> {
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let started = Started::spawn(
+            &mut command,
+            &settings,
+            Arc::clone(&inbox),
+            Arc::clone(&stderr),
+        )?;
+        Ok(ChildProcess {
+            current: Mutex::new(Arc::new(started)),
+            stderr,
+            command: Mutex::new(command),
+            inbox,
+            settings,
+        })
     }
 
-    /// Waits up to [`EXIT_GRACE`] for the child to exit (its stdin is
-    /// closed), then kills it; always reaps it.
-    pub(crate) fn reap(&self) {
-        let child = self.child.lock().take();
-        let mut child = match child {
-            Some(child) => child,
-            None => return,
-        };
-        let deadline = Instant::now() + EXIT_GRACE;
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => return,
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
-                _ => break,
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+    /// Whether the child has exited (by itself: the client has not closed
+    /// it).
+    pub(crate) fn exited(&self) -> bool {
+        self.current().process.exited()
+    }
+
+    /// Starts the server again, with the same command and settings, after
+    /// it exited: for a 2025-era server that exits on `server/discover`
+    /// and is then spoken to with `initialize`. What the old one left
+    /// running is ended first.
+    ///
+    /// # Errors
+    ///
+    /// The command cannot start again.
+    pub(crate) fn restart(&self) -> Result<(), Error> {
+        let started = Started::spawn(
+            &mut self.command.lock(),
+            &self.settings,
+            Arc::clone(&self.inbox),
+            Arc::clone(&self.stderr),
+        )?;
+        let old = std::mem::replace(&mut *self.current.lock(), Arc::new(started));
+        old.close(self.settings.shutdown_timeout);
+        Ok(())
     }
 
     /// The process id, while the child runs.
     pub(crate) fn id(&self) -> Option<u32> {
-        self.child.lock().as_ref().map(|c| c.id())
+        self.current().process.id()
+    }
+
+    fn current(&self) -> Arc<Started> {
+        Arc::clone(&self.current.lock())
+    }
+}
+
+impl Started {
+    fn spawn(
+        command: &mut Command,
+        settings: &StdioSettings,
+        inbox: Arc<Inbox>,
+        stderr: Arc<Mutex<Vec<u8>>>,
+    ) -> Result<Started, Error> {
+        let (process, stdin, stdout) = Process::spawn(command, settings.stderr, stderr)?;
+        let process = Arc::new(process);
+        let for_end = Arc::clone(&process);
+        let duplex = Duplex::start(
+            Box::new(BufReader::new(stdout)),
+            Box::new(stdin),
+            inbox,
+            settings.limits,
+            Box::new(move || for_end.describe_end()),
+        );
+        match duplex {
+            Ok(duplex) => Ok(Started { duplex, process }),
+            Err(e) => {
+                process.end(None, Duration::ZERO);
+                Err(e)
+            }
+        }
+    }
+
+    /// Closes the child's input, fails what still waits, and ends the
+    /// child and what it started.
+    fn close(&self, shutdown_timeout: Duration) {
+        let members = self.process.members();
+        self.duplex.close();
+        self.process.end(members, shutdown_timeout);
+    }
+}
+
+impl Link for ChildProcess {
+    fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.current().duplex.request(out, wait)
+    }
+
+    fn request_uncancelled(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error> {
+        self.current().duplex.request_uncancelled(out, wait)
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.current().duplex.notify(method, params)
+    }
+
+    fn settle(&self, _era: Era, _version: &str) {}
+
+    fn close(&self) {
+        self.current().close(self.settings.shutdown_timeout);
     }
 }

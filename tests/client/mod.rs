@@ -6,10 +6,14 @@ mod fake;
 mod hostile;
 mod legacy_sse;
 mod mcp_cli;
+#[cfg(unix)]
+mod old_servers;
 mod polling;
 mod recovery;
 mod redirects;
 mod refused;
+#[cfg(target_os = "linux")]
+mod shutdown;
 mod stale;
 #[cfg(feature = "tasks")]
 mod tasks;
