@@ -17,7 +17,7 @@
 //! log, shown on failure), waits (up to 20 s) until the URL's port accepts
 //! connections, and adds the check `session expiry`: it stops the server
 //! mid-session, starts it again on the same port, and expects the next
-//! call to succeed; `--era 2025-11-25|2026-07-28` speaks only that era
+//! call to succeed (`--no-expiry` leaves that check out); `--era 2025-11-25|2026-07-28` speaks only that era
 //! (default: try 2026-07-28, fall back to 2025-11-25); `--timeout SECONDS`
 //! per request (default 20); `--profile NAME` which server this is and so
 //! which checks apply (default `fixture`; see [`Profile`]); `--dir PATH`
@@ -47,7 +47,7 @@ use tiny_mcp::{
 use lifecycle::Served;
 
 const USAGE: &str =
-    "usage: interop_client (--stdio \"CMD ARGS\" | --http URL [--serve \"CMD ARGS\"]) \
+    "usage: interop_client (--stdio \"CMD ARGS\" | --http URL [--serve \"CMD ARGS\" [--no-expiry]]) \
 [--era 2025-11-25|2026-07-28] [--timeout SECONDS] \
 [--profile fixture|core|everything|filesystem|memory|stateless] [--dir PATH]";
 
@@ -79,6 +79,7 @@ struct Args {
     stdio: Option<String>,
     http: Option<String>,
     serve: Option<String>,
+    expiry: bool,
     era: Option<Era>,
     timeout: Duration,
     profile: Profile,
@@ -161,7 +162,7 @@ fn run(args: &Args, served: Option<&mut Served>, tally: &mut Tally) {
         Profile::Filesystem => servers::filesystem(&client, args.dir.as_deref(), tally),
         Profile::Memory => servers::memory(&client, tally),
     }
-    if let Some(served) = served {
+    if let Some(served) = served.filter(|_| args.expiry) {
         let outcome = lifecycle::check_expiry(&client, served, args.profile);
         tally.check("session expiry", outcome);
     }
@@ -188,6 +189,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         stdio: None,
         http: None,
         serve: None,
+        expiry: true,
         era: None,
         timeout: Duration::from_secs(20),
         profile: Profile::Fixture,
@@ -200,6 +202,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--stdio" => args.stdio = Some(value()?),
             "--http" => args.http = Some(value()?),
             "--serve" => args.serve = Some(value()?),
+            "--no-expiry" => args.expiry = false,
             "--profile" => args.profile = parse_profile(&value()?)?,
             "--dir" => args.dir = Some(value()?),
             "--era" => {
