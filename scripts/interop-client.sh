@@ -106,7 +106,7 @@ while [[ $# -gt 0 ]]; do
     --http) transports+=(http) ;;
     --sse) transports+=(sse) ;;
     --list) list=1 ;;
-    -h | --help) sed -n '2,65p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,64p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
   shift
@@ -187,8 +187,9 @@ run_driver() {
   local start=$SECONDS
   # In the background, so that an INT or TERM reaches the EXIT trap, which
   # stops it (timeout passes the signal on to the driver and its children,
-  # the servers it started among them).
-  timeout -k 5 "$RUN_TIMEOUT" "$DRIVER" "$@" >"$OUT" &
+  # the servers it started among them). TMPDIR: the driver's server log
+  # goes to WORK, which the EXIT trap removes even if the driver was killed.
+  TMPDIR=$WORK timeout -k 5 "$RUN_TIMEOUT" "$DRIVER" "$@" >"$OUT" &
   DRIVER_PID=$!
   local rc=0
   wait "$DRIVER_PID" || rc=$?
