@@ -17,7 +17,7 @@ fn era_name(era: Era) -> &'static str {
     }
 }
 
-pub fn print_notes(client: &Client) {
+pub(crate) fn print_notes(client: &Client) {
     println!(
         "note era: {} (protocol version {}{})",
         era_name(client.era()),
@@ -32,7 +32,7 @@ pub fn print_notes(client: &Client) {
 }
 
 /// serverInfo has a name; the server declares the tools capability.
-pub fn server_info(client: &Client) -> Result<(), String> {
+pub(crate) fn server_info(client: &Client) -> Result<(), String> {
     let info = client
         .server_info()
         .ok_or("the server gave no serverInfo")?;
@@ -46,7 +46,7 @@ pub fn server_info(client: &Client) -> Result<(), String> {
 }
 
 /// `tools/list` names every tool in `wanted`.
-pub fn list_tools(client: &Client, wanted: &[&str]) -> Result<(), String> {
+pub(crate) fn list_tools(client: &Client, wanted: &[&str]) -> Result<(), String> {
     let tools = client.list_tools().map_err(|e| e.to_string())?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for want in wanted {
@@ -58,7 +58,7 @@ pub fn list_tools(client: &Client, wanted: &[&str]) -> Result<(), String> {
 }
 
 /// The text of a result's first block.
-pub fn first_text(result: &CallToolResult) -> Result<&str, String> {
+pub(crate) fn first_text(result: &CallToolResult) -> Result<&str, String> {
     match result.content.first() {
         Some(ContentBlock::Text(text)) => Ok(&text.text),
         Some(other) => Err(format!("the first block is not text: {:?}", other)),
@@ -67,7 +67,11 @@ pub fn first_text(result: &CallToolResult) -> Result<&str, String> {
 }
 
 /// Calls `tool`; a result with isError is an error.
-pub fn call(client: &Client, tool: &str, arguments: Value) -> Result<CallToolResult, String> {
+pub(crate) fn call(
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, String> {
     let result = client
         .call_tool(tool, arguments)
         .map_err(|e| e.to_string())?;
@@ -78,7 +82,7 @@ pub fn call(client: &Client, tool: &str, arguments: Value) -> Result<CallToolRes
 }
 
 /// Calls `tool` and expects a successful result whose text is `want`.
-pub fn expect_text(
+pub(crate) fn expect_text(
     client: &Client,
     tool: &str,
     arguments: Value,
@@ -93,7 +97,7 @@ pub fn expect_text(
 }
 
 /// Calls `tool` and expects isError with a text that contains `want`.
-pub fn expect_error(
+pub(crate) fn expect_error(
     client: &Client,
     tool: &str,
     arguments: Value,
@@ -114,7 +118,7 @@ pub fn expect_error(
 
 /// Calls `tool` asking for progress; expects the text `want` and the
 /// notifications (1, total) … (steps, total).
-pub fn progress(
+pub(crate) fn progress(
     client: &Client,
     tool: &str,
     arguments: Value,
@@ -147,7 +151,7 @@ pub fn progress(
 /// progress, cancels it when the first progress notification arrives, and
 /// expects the call to end as cancelled within `bound`; then a ping must
 /// succeed (the connection outlived the cancellation).
-pub fn cancel(
+pub(crate) fn cancel(
     client: &Client,
     tool: &str,
     arguments: Value,
@@ -184,7 +188,7 @@ pub fn cancel(
 }
 
 /// `resources/list` has `uri` with the MIME type `mime`.
-pub fn list_resources(client: &Client, uri: &str, mime: &str) -> Result<(), String> {
+pub(crate) fn list_resources(client: &Client, uri: &str, mime: &str) -> Result<(), String> {
     let resources = client.list_resources().map_err(|e| e.to_string())?;
     match resources.iter().find(|r| r.uri == uri) {
         Some(r) if r.mime_type.as_deref() == Some(mime) => Ok(()),
@@ -198,7 +202,7 @@ pub fn list_resources(client: &Client, uri: &str, mime: &str) -> Result<(), Stri
 }
 
 /// `resources/read` of `uri` gives one text whose start is `prefix`.
-pub fn read_resource(client: &Client, uri: &str, prefix: &str) -> Result<(), String> {
+pub(crate) fn read_resource(client: &Client, uri: &str, prefix: &str) -> Result<(), String> {
     let read = client.read_resource(uri).map_err(|e| e.to_string())?;
     match read.contents.as_slice() {
         [ResourceContents::Text { uri: got, text, .. }] => {
@@ -212,7 +216,7 @@ pub fn read_resource(client: &Client, uri: &str, prefix: &str) -> Result<(), Str
 }
 
 /// `prompts/list` has `name`, which takes the argument `argument`.
-pub fn list_prompts(client: &Client, name: &str, argument: &str) -> Result<(), String> {
+pub(crate) fn list_prompts(client: &Client, name: &str, argument: &str) -> Result<(), String> {
     let prompts = client.list_prompts().map_err(|e| e.to_string())?;
     let prompt = prompts
         .iter()
@@ -229,7 +233,7 @@ pub fn list_prompts(client: &Client, name: &str, argument: &str) -> Result<(), S
 }
 
 /// `prompts/get` of `name` with `arguments`: the first message's text is `want`.
-pub fn get_prompt(
+pub(crate) fn get_prompt(
     client: &Client,
     name: &str,
     arguments: &[(&str, &str)],

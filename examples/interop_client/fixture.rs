@@ -24,7 +24,7 @@ const TOOLS: [&str; 8] = [
     "route_zone",
 ];
 
-pub fn run(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
+pub(crate) fn run(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
     tally.check("server_info", checks::server_info(client));
     tally.check("list_tools", list_tools(client));
     basics(client, tally);
@@ -43,7 +43,7 @@ pub fn run(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
 }
 
 /// `echo`, `add` and `fail`, which the stateless profile runs too.
-pub fn basics(client: &Client, tally: &mut Tally) {
+pub(crate) fn basics(client: &Client, tally: &mut Tally) {
     tally.check(
         "call_tool echo",
         expect_text(
@@ -66,13 +66,13 @@ pub fn basics(client: &Client, tally: &mut Tally) {
 }
 
 /// Elicitation and sampling: the tools `elicit` and `sample`.
-pub fn rounds(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
+pub(crate) fn rounds(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
     tally.check("elicitation", check_elicitation(client, asked));
     tally.check("sampling", check_sampling(client, asked));
 }
 
 /// The resource `interop://greeting` and the prompt `greet`.
-pub fn resources_and_prompts(client: &Client, tally: &mut Tally) {
+pub(crate) fn resources_and_prompts(client: &Client, tally: &mut Tally) {
     tally.check(
         "list_resources",
         checks::list_resources(client, "interop://greeting", "text/plain"),
@@ -111,7 +111,7 @@ fn list_tools(client: &Client) -> Result<(), String> {
     Ok(())
 }
 
-pub fn check_add(client: &Client) -> Result<(), String> {
+pub(crate) fn check_add(client: &Client) -> Result<(), String> {
     expect_text(client, "add", json!({"a": 2, "b": 3.5}), "5.5")?;
     expect_text(client, "add", json!({"a": -7, "b": 4}), "-3")
 }
@@ -119,7 +119,7 @@ pub fn check_add(client: &Client) -> Result<(), String> {
 /// `route`'s argument is marked `x-mcp-header: Region`: over 2026-07-28
 /// HTTP the client must mirror it in `Mcp-Param-Region` (a non-ASCII value
 /// in the `=?base64?…?=` form), which the Python SDK checks.
-pub fn check_route(client: &Client) -> Result<(), String> {
+pub(crate) fn check_route(client: &Client) -> Result<(), String> {
     expect_text(
         client,
         "route",

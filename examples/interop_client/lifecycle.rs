@@ -18,7 +18,7 @@ use crate::{split_words, Profile};
 /// How long a started server may take to accept connections.
 const READY_BOUND: Duration = Duration::from_secs(20);
 
-pub struct Served {
+pub(crate) struct Served {
     argv: Vec<String>,
     addr: SocketAddr,
     log: PathBuf,
@@ -28,7 +28,7 @@ pub struct Served {
 impl Served {
     /// Starts `line` (a command, split as `--stdio` is) and waits until
     /// the port of `url` accepts connections.
-    pub fn start(line: &str, url: &str) -> Result<Served, String> {
+    pub(crate) fn start(line: &str, url: &str) -> Result<Served, String> {
         let argv = split_words(line)?;
         if argv.is_empty() {
             return Err("--serve needs a command".into());
@@ -89,7 +89,7 @@ impl Served {
 
     /// Kills the server (as a crash or a redeploy would end it) and starts
     /// it again on the same port.
-    pub fn restart(&mut self) -> Result<(), String> {
+    pub(crate) fn restart(&mut self) -> Result<(), String> {
         self.kill();
         self.spawn()
     }
@@ -102,13 +102,13 @@ impl Served {
     }
 
     /// Stops the server and removes its log.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         self.kill();
         let _ = fs::remove_file(&self.log);
     }
 
     /// The last lines of the server's output, to explain failures.
-    pub fn print_log(&self) {
+    pub(crate) fn print_log(&self) {
         let mut text = String::new();
         if let Ok(mut file) = File::open(&self.log) {
             let _ = file.read_to_string(&mut text);
@@ -146,7 +146,11 @@ fn socket_addr(url: &str) -> Result<SocketAddr, String> {
 /// session; the next call and a `tools/list` must succeed. Over 2026-07-28
 /// there is no session, and the check is that the client gets past its
 /// connections to the stopped server.
-pub fn check_expiry(client: &Client, served: &mut Served, profile: Profile) -> Result<(), String> {
+pub(crate) fn check_expiry(
+    client: &Client,
+    served: &mut Served,
+    profile: Profile,
+) -> Result<(), String> {
     let before = client.session_id();
     served.restart()?;
     let outcome = match profile {

@@ -20,7 +20,7 @@ const CANCEL_BOUND: Duration = Duration::from_secs(10);
 /// notifications or server-to-client requests. Over 2025-11-25 progress,
 /// elicitation and sampling do not apply; over 2026-07-28 elicitation and
 /// sampling go through `input_required` (no stream needed) and run.
-pub fn stateless(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
+pub(crate) fn stateless(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
     tally.check("server_info", checks::server_info(client));
     tally.check(
         "list_tools",
@@ -49,7 +49,7 @@ fn no_session(client: &Client) -> Result<(), String> {
 
 /// tests/interop/rmcp and tests/interop/fastmcp: the fixture's basics,
 /// progress, a cancellation the server sees, the resource and the prompt.
-pub fn core(client: &Client, tally: &mut Tally) {
+pub(crate) fn core(client: &Client, tally: &mut Tally) {
     tally.check("server_info", checks::server_info(client));
     tally.check(
         "list_tools",
@@ -106,7 +106,7 @@ fn core_cancel(client: &Client) -> Result<(), String> {
 /// trigger-long-running-operation, sampling and elicitation through its
 /// trigger tools, the resources (static documents, dynamic text
 /// template), and the prompts.
-pub fn everything(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
+pub(crate) fn everything(client: &Client, asked: &Mutex<Asked>, tally: &mut Tally) {
     let tools = [
         "echo",
         "get-sum",
@@ -232,7 +232,7 @@ fn everything_resources_and_prompts(client: &Client, tally: &mut Tally) {
 /// @modelcontextprotocol/server-filesystem, allowed `dir` only: its
 /// tools, `list_directory` and `read_text_file` on `dir/hello.txt`, and a
 /// path outside `dir` refused with isError. No resources or prompts.
-pub fn filesystem(client: &Client, dir: Option<&str>, tally: &mut Tally) {
+pub(crate) fn filesystem(client: &Client, dir: Option<&str>, tally: &mut Tally) {
     let dir = match dir {
         Some(dir) => dir,
         None => return tally.check("filesystem", Err("--dir is missing".into())),
@@ -286,7 +286,7 @@ fn expect_refused(client: &Client, path: &str) -> Result<(), String> {
 /// @modelcontextprotocol/server-memory: `create_entities`, then
 /// `read_graph` holds the entity with its observation (structured content
 /// and text), `search_nodes` finds it. No resources or prompts.
-pub fn memory(client: &Client, tally: &mut Tally) {
+pub(crate) fn memory(client: &Client, tally: &mut Tally) {
     tally.check("server_info", checks::server_info(client));
     tally.check(
         "list_tools",
