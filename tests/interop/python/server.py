@@ -4,6 +4,9 @@ mcp 2.x; v1 called it `FastMCP`) for tiny-mcp's blocking client to drive.
 Usage:
     python server.py --stdio          serve over stdin/stdout
     python server.py --http PORT      serve Streamable HTTP on http://127.0.0.1:PORT/mcp
+    python server.py --http PORT --stateless
+                                      the same, stateless (`stateless_http=True`) with
+                                      one JSON body per answer (`json_response=True`)
 
 It offers the tools `echo`, `add`, `progress` (reports `steps` progress
 notifications when the call asks for progress), `elicit` (asks the client
@@ -117,12 +120,20 @@ def main() -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
     group.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT/mcp")
+    parser.add_argument("--stateless", action="store_true", help="with --http: no sessions, JSON responses")
     args = parser.parse_args()
     if args.stdio:
         server.run("stdio")
     else:
         print(f"python-interop-server: http://127.0.0.1:{args.http}/mcp", file=sys.stderr)
-        server.run("streamable-http", host="127.0.0.1", port=args.http, streamable_http_path="/mcp")
+        server.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=args.http,
+            streamable_http_path="/mcp",
+            stateless_http=args.stateless,
+            json_response=args.stateless,
+        )
 
 
 if __name__ == "__main__":
