@@ -10,7 +10,9 @@
 //!
 //! Commands: `info`, `ping`, `tools`, `call NAME [ARGS]`, `resources`,
 //! `read URI`, `prompts`, `prompt NAME [ARGS]`, `complete prompt|resource
-//! NAME|URI ARGUMENT VALUE`. Output is one line of JSON (the result as
+//! NAME|URI ARGUMENT VALUE`. A 2025-11-25 HTTP session the server forgot is
+//! replaced and the request sent again (`--no-reconnect` reports it
+//! instead); `--task` runs a call as a task, its status on stderr. Output is one line of JSON (the result as
 //! the server sent it, in the crate's types) unless `--pretty` asks for a
 //! readable form (a tool's `structuredContent` shown once, indented).
 //! Progress goes to stderr while a call runs. When stdin is a terminal,
@@ -52,7 +54,11 @@ connection:
   --era VERSION       speak only 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)
   --timeout SECONDS   per request (default 60)
   --root PATH         expose a root (file://PATH); repeatable
+  --no-reconnect      when a 2025-11-25 HTTP server forgets the session, report it
+                      (exit 4) instead of starting a new one and sending again
 options:
+  --task              run `call` as a task when the tool allows one (a tool that
+                      requires one always is); its status goes to stderr
   --pretty            a readable form instead of one line of JSON
 commands:
   info | ping | tools | resources | prompts
@@ -81,6 +87,8 @@ struct Args {
     timeout: Duration,
     roots: Vec<String>,
     pretty: bool,
+    no_reconnect: bool,
+    task: bool,
     command: Vec<String>,
 }
 
@@ -152,6 +160,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         timeout: Duration::from_secs(60),
         roots: Vec::new(),
         pretty: false,
+        no_reconnect: false,
+        task: false,
         command: Vec::new(),
     };
     // `--pretty` may come anywhere, also after the command.
@@ -186,6 +196,8 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                 args.timeout = Duration::from_secs_f64(secs);
             }
             "--root" => args.roots.push(value("--root")?),
+            "--no-reconnect" => args.no_reconnect = true,
+            "--task" => args.task = true,
             "-h" | "--help" => {
                 println!("{}", USAGE);
                 process::exit(0);
@@ -223,7 +235,7 @@ fn run(args: &Args) -> Result<i32, Error> {
         ["prompts"] => to_json(client.list_prompts()?),
         ["read", uri] => to_json(client.read_resource(uri)?),
         ["prompt", name, rest @ ..] => prompt(client, name, rest),
-        ["call", name, rest @ ..] => return call(client, name, rest, args.pretty),
+        ["call", name, rest @ ..] => return call(client, name, rest, args),
         ["call"] => Err(Error::invalid_params(
             "call needs a tool name: call NAME [ARGS]",
         )),
@@ -247,8 +259,9 @@ struct Connected {
 }
 
 fn connect(args: &Args) -> Result<Connected, Error> {
-    let mut builder: ClientBuilder =
-        Client::builder("mcp", env!("CARGO_PKG_VERSION")).request_timeout(args.timeout);
+    let mut builder: ClientBuilder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
+        .request_timeout(args.timeout)
+        .reinitialize_on_expiry(!args.no_reconnect);
     if let Some(era) = args.era {
         builder = builder.era(era);
     }
@@ -349,16 +362,24 @@ fn info(client: &Client) -> Result<Value, Error> {
     }))
 }
 
-fn call(client: &Client, name: &str, rest: &[&str], pretty: bool) -> Result<i32, Error> {
+fn call(client: &Client, name: &str, rest: &[&str], args: &Args) -> Result<i32, Error> {
     let arguments = arguments(rest)?;
-    let options = CallOptions::new().on_progress(|p| {
-        let total = p.total.map_or_else(String::new, |t| format!("/{}", t));
-        let message = p.message.as_deref().unwrap_or("");
-        eprintln!("mcp: progress {}{} {}", p.progress, total, message);
-    });
+    let options = CallOptions::new()
+        .task(args.task)
+        .on_task_status(|task| {
+            let message = task.status_message.as_deref().unwrap_or("");
+            let status = serde_json::to_value(task.status).unwrap_or(Value::Null);
+            let status = status.as_str().unwrap_or("?");
+            eprintln!("mcp: task {} {} {}", task.task_id, status, message);
+        })
+        .on_progress(|p| {
+            let total = p.total.map_or_else(String::new, |t| format!("/{}", t));
+            let message = p.message.as_deref().unwrap_or("");
+            eprintln!("mcp: progress {}{} {}", p.progress, total, message);
+        });
     let result = client.call_tool_with(name, Value::Object(arguments), &options)?;
     let output = to_json(&result)?;
-    print(&["call"], &output, pretty);
+    print(&["call"], &output, args.pretty);
     Ok(if result.is_error == Some(true) {
         TOOL_ERROR
     } else {

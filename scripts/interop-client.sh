@@ -20,8 +20,8 @@
 #                                      cancellation (trigger-long-running-operation),
 #                                      sampling, elicitation, resources (list, read a
 #                                      template), prompts, ping. `sse` is its old
-#                                      HTTP+SSE mode (2024-11-05): it needs the client's
-#                                      2024-11-05 fallback
+#                                      HTTP+SSE mode (2024-11-05), reached through the
+#                                      client's fallback to that transport
 #   rmcp              stdio http       the official Rust SDK (tests/interop/rmcp); core:
 #                                      tools, isError, progress, cancellation seen by the
 #                                      server's handler, resource, prompt, ping
@@ -232,7 +232,6 @@ run_one() {
       flags+=(--era "$era")
     fi
     [[ "$server" == filesystem ]] && flags+=(--dir "$WORK/files")
-    [[ "$transport" == sse ]] && label="$label (needs the client's 2024-11-05 fallback)"
     if [[ "$transport" == stdio ]]; then
       server_argv "$server" stdio
       run_driver "$label" "${flags[@]}" --stdio "$(quoted_argv)"

@@ -243,7 +243,6 @@ fn connect(args: &Args, asked: &Arc<Mutex<Asked>>) -> Result<Client, Error> {
     let mut builder = Client::builder("tiny-mcp-interop", env!("CARGO_PKG_VERSION"))
         .request_timeout(args.timeout)
         .connect_timeout(args.timeout)
-        .reinitialize_on_expiry(true)
         .stderr(StderrMode::Capture)
         .on_elicitation(move |request| elicit(&on_elicit, request))
         .on_sampling(move |request| sample(&on_sample, request));

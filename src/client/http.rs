@@ -224,7 +224,7 @@ impl HttpLink {
     /// as the server's error, 404 on a session as its end, 401/403 with
     /// their challenge.
     fn refusal(&self, head: &Head, body: &[u8], with_session: bool) -> Error {
-        if head.status == 404 && with_session && self.state.lock().session.is_some() {
+        if with_session && self.state.lock().session.is_some() && session_ended(head, body) {
             return Error::new(ErrorKind::SessionExpired);
         }
         if let Ok(Message::Response(response)) = Message::parse(body) {
@@ -576,6 +576,23 @@ fn challenge(head: &Head) -> Option<BearerChallenge> {
                 .map(|(_, value)| value.as_str()),
         ),
         _ => None,
+    }
+}
+
+/// Whether a refusal of a request that carried a session id says the
+/// session is gone: `404`, as the spec has it (2025-11-25 transports,
+/// "Session Management": the server MUST answer `404`), or a `400` whose
+/// body speaks of the session, which some servers send for an id they do
+/// not know (the TypeScript `server-everything` after a restart: "Bad
+/// Request: No valid session ID provided"). Any other `400` is the
+/// server's error, as before.
+fn session_ended(head: &Head, body: &[u8]) -> bool {
+    match head.status {
+        404 => true,
+        400 => String::from_utf8_lossy(&body[..body.len().min(1024)])
+            .to_ascii_lowercase()
+            .contains("session"),
+        _ => false,
     }
 }
 

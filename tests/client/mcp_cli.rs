@@ -173,3 +173,79 @@ fn connection_failures_name_the_address() {
         assert!(err.contains(&addr.to_string()), "{}", err);
     }
 }
+
+// basic/utilities/tasks (2025-11-25) and SEP-2663: `mcp --task` runs an
+// optional-task tool as a task in both eras and shows its status on
+// stderr; without it the same call is answered directly.
+#[test]
+fn task_runs_a_call_as_a_task_and_shows_its_status() {
+    let server = example_path("everything");
+    let server = server.to_str().unwrap();
+    for era in ["2025-11-25", "2026-07-28"] {
+        let call = ["call", "slow_compute", "seconds:=0", "label=x"];
+        let base = ["--stdio", server, "--era", era];
+        let tasked = mcp(&[&base[..], &["--task"], &call[..]].concat());
+        let err = String::from_utf8_lossy(&tasked.stderr);
+        assert_eq!(tasked.status.code(), Some(0), "{}: {}", era, err);
+        assert!(
+            err.contains("mcp: task ") && err.contains(" completed"),
+            "{}: {}",
+            era,
+            err
+        );
+        let plain = mcp(&[&base[..], &call[..]].concat());
+        let err = String::from_utf8_lossy(&plain.stderr);
+        assert_eq!(plain.status.code(), Some(0), "{}: {}", era, err);
+        assert!(!err.contains("mcp: task "), "{}: {}", era, err);
+    }
+}
+
+// basic/transports "Session Management" (2025-11-25): `mcp` starts a new
+// session when the server forgets its own (404), and `--no-reconnect`
+// reports the 404 instead (exit 4, connection failure).
+#[test]
+fn no_reconnect_reports_a_forgotten_session() {
+    use super::fake::{self, Fake, Reply};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let inits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&inits);
+    let server = Fake::start(move |request| {
+        if request.method != "POST" {
+            return Reply::Keep(fake::answer(405, "text/plain", "", ""));
+        }
+        let session = request.header("mcp-session-id").unwrap_or("").to_string();
+        match request.rpc().as_str() {
+            "initialize" => {
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                let body = fake::result(
+                    request,
+                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
+                );
+                Reply::Keep(fake::json(
+                    &body,
+                    &format!("Mcp-Session-Id: s-{}\r\n", n % 2),
+                ))
+            }
+            m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
+            _ if session == "s-1" => Reply::Keep(fake::answer(404, "text/plain", "gone", "")),
+            _ => Reply::Keep(fake::json(&fake::text_result(request, "renewed"), "")),
+        }
+    });
+    let url = server.url("/mcp");
+    let args = [
+        "--http",
+        url.as_str(),
+        "--era",
+        "2025-11-25",
+        "call",
+        "echo",
+    ];
+    let renewed = mcp(&args);
+    let out = String::from_utf8_lossy(&renewed.stdout);
+    assert_eq!(renewed.status.code(), Some(0), "{}", out);
+    assert!(out.contains("renewed"), "{}", out);
+    let reported = mcp(&[&["--no-reconnect"], &args[..]].concat());
+    let err = String::from_utf8_lossy(&reported.stderr);
+    assert_eq!(reported.status.code(), Some(4), "{}", err);
+    assert!(err.contains("session"), "{}", err);
+}

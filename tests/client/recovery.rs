@@ -194,3 +194,57 @@ fn renewal_can_be_turned_off() {
         assert!(matches!(err.kind(), ErrorKind::SessionExpired), "{:?}", err);
     }
 }
+
+// Some servers answer an id they do not know with 400 instead of the 404
+// of basic/transports "Session Management" (the TypeScript
+// server-everything after a restart: "Bad Request: No valid session ID
+// provided"); a 400 that speaks of the session is its end too. A 400 that
+// says something else stays the server's error.
+#[test]
+fn a_400_about_the_session_is_its_end_too() {
+    use super::fake::{self, Fake, Reply};
+    let inits = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&inits);
+    let server = Fake::start(move |request| {
+        if request.method == "GET" {
+            return Reply::Keep(fake::answer(405, "text/plain", "", ""));
+        }
+        let session = request.header("mcp-session-id").unwrap_or("").to_string();
+        match request.rpc().as_str() {
+            "initialize" => {
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                let body = fake::result(
+                    request,
+                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
+                );
+                Reply::Keep(fake::json(&body, &format!("Mcp-Session-Id: s-{}\r\n", n)))
+            }
+            m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
+            "ping" => Reply::Keep(fake::answer(
+                400,
+                "application/json",
+                r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Bad Request: malformed"},"id":null}"#,
+                "",
+            )),
+            _ if session == "s-1" => Reply::Keep(fake::answer(
+                400,
+                "application/json",
+                r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+                "",
+            )),
+            _ => Reply::Keep(fake::json(&fake::text_result(request, "renewed"), "")),
+        }
+    });
+    let client = Client::builder("recovery-test", "1.0.0")
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(20))
+        .connect_http(&server.url("/mcp"))
+        .expect("connect");
+    let answer = client.call_tool("echo", json!({})).expect("a new session");
+    assert_eq!(text(&answer), "renewed");
+    assert_eq!(inits.load(Ordering::SeqCst), 2);
+    assert_eq!(client.session_id().as_deref(), Some("s-2"));
+    let err = client.ping().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Server(_)), "{:?}", err);
+    assert_eq!(inits.load(Ordering::SeqCst), 2);
+}
