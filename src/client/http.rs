@@ -284,11 +284,13 @@ impl HttpLink {
                     }
                     Err(_) => break None,
                 };
-                if event.id.is_some() {
-                    last_id = event.id.clone();
+                if let Some(id) = &event.id {
+                    // An empty `id:` clears the last event ID: a resume then
+                    // sends no `Last-Event-ID` (HTML "Server-sent events").
+                    last_id = Some(id.clone()).filter(|id| !id.is_empty());
                 }
                 retry = event.retry.or(retry);
-                if event.data.trim().is_empty() {
+                if !carries_message(&event) {
                     continue;
                 }
                 let within = wait.remaining().min(NOTIFY_TIMEOUT);
@@ -500,7 +502,7 @@ impl HttpLink {
         let body = Body::new(&mut conn, head.framing());
         let mut events = Events::new(BufReader::new(body), self.settings.max_message_bytes);
         while let Ok(Some(event)) = events.next_event() {
-            if !event.data.trim().is_empty() {
+            if carries_message(&event) {
                 let _ = self.on_event(&event.data, None, NOTIFY_TIMEOUT);
             }
         }
@@ -577,6 +579,15 @@ fn challenge(head: &Head) -> Option<BearerChallenge> {
         ),
         _ => None,
     }
+}
+
+/// Whether an event carries a JSON-RPC message: one of type `message`
+/// (named so, or unnamed) with data. The transport sends its messages so
+/// (2025-11-25 transports, "Streamable HTTP": "SSE events" carry JSON-RPC
+/// messages as data); events of other types are passed over, as a browser's
+/// `onmessage` passes them over.
+fn carries_message(event: &super::sse::Event) -> bool {
+    event.kind == "message" && !event.data.trim().is_empty()
 }
 
 /// Whether a refusal of a request that carried a session id says the

@@ -164,14 +164,19 @@ impl Transport {
             ));
         }
         // A timeout longer than what is left could overrun the deadline,
-        // one shorter only wakes the read early (it then reads again).
-        let stale = self.applied[which].map_or(true, |set| left < set / 2 || left > set * 2);
-        if stale {
+        // one shorter only wakes the read early (it then reads again). Half
+        // of what is left is set, so that the reads of the next half need
+        // no new timeout and none ends past the deadline; a timeout far
+        // shorter than what is left (a new deadline on a pooled
+        // connection) is replaced rather than woken by again and again.
+        let fits = self.applied[which].map_or(false, |set| set <= left && left <= set * 4);
+        if !fits {
+            let timeout = (left / 2).max(Duration::from_millis(1)).min(left);
             match which {
-                0 => self.socket().set_read_timeout(Some(left))?,
-                _ => self.socket().set_write_timeout(Some(left))?,
+                0 => self.socket().set_read_timeout(Some(timeout))?,
+                _ => self.socket().set_write_timeout(Some(timeout))?,
             }
-            self.applied[which] = Some(left);
+            self.applied[which] = Some(timeout);
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod challenges;
+mod events;
 mod fake;
 mod hostile;
 mod legacy_sse;

@@ -107,3 +107,36 @@ fn a_restarted_server_is_reached_on_a_new_connection() {
         }
     }
 }
+
+// basic/transports (2025-11-25), the client's request timeout: a pooled
+// connection that carried a call with a longer deadline still meets the
+// next call's shorter one (its socket timeout was set for the first
+// call); a silent server fails the call with Timeout at its deadline, not
+// the first call's.
+#[test]
+fn a_pooled_connection_meets_a_shorter_deadline() {
+    let server = Fake::start(|request| {
+        if let Some(reply) = fake::legacy(request) {
+            return reply;
+        }
+        match request.json()["params"]["arguments"]["text"].as_str() {
+            Some("silence") => Reply::Hold(Vec::new()),
+            _ => Reply::Keep(fake::json(&fake::text_result(request, "ok"), "")),
+        }
+    });
+    let client = Client::builder("stale-test", "1")
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(8))
+        .connect_http(&server.url("/mcp"))
+        .unwrap();
+    client.call_tool("t", json!({"text": "warm"})).unwrap();
+    let short = tiny_mcp::CallOptions::new().timeout(Duration::from_secs(5));
+    let began = std::time::Instant::now();
+    let err = client
+        .call_tool_with("t", json!({"text": "silence"}), &short)
+        .unwrap_err();
+    let took = began.elapsed();
+    assert!(matches!(err.kind(), ErrorKind::Timeout { .. }), "{:?}", err);
+    // The old socket timeout (8 s) would end the wait at 8 s.
+    assert!(took < Duration::from_millis(7500), "{:?}", took);
+}
