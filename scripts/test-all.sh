@@ -2,7 +2,9 @@
 # The whole test suite, as the README and CI run it:
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
 #   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
-#   Python SDK interop tests over stdio and HTTP, the Python SDK's OAuth
+#   Python SDK interop tests over stdio and HTTP, the client against servers
+#   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
+#   three modes, rmcp, FastMCP, server-filesystem, server-memory), the Python SDK's OAuth
 #   client against the protected example (both eras), three instances
 #   behind nginx with a Redis bus, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
