@@ -278,10 +278,13 @@ impl Client {
             params: Value::Object(params),
             name,
         };
-        let session = self.session_id();
+        let session = self.epoch.current();
+        if self.reinitialize && self.session.lost.load(Ordering::SeqCst) {
+            self.new_session(session)?;
+        }
         match self.link.request(&out, wait) {
             Err(e) if matches!(e.kind(), ErrorKind::SessionExpired) && self.reinitialize => {
-                self.new_session(session.as_deref())?;
+                self.new_session(session)?;
                 if !recover::may_retry(method, options) {
                     return Err(e);
                 }

@@ -10,6 +10,7 @@
 //! GET streams wait on [`SessionEpoch`] and reopen on the new session.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -61,6 +62,10 @@ impl SessionEpoch {
 pub(crate) struct SessionState {
     /// URIs subscribed to with `resources/subscribe` and not unsubscribed.
     pub(crate) subscriptions: Mutex<BTreeSet<String>>,
+    /// The server ended the session and the new `initialize` failed: the
+    /// next request tries again before it is sent, rather than going out
+    /// with no session at all.
+    pub(crate) lost: AtomicBool,
 }
 
 /// Whether `method` may be sent again on a new session without asking the
@@ -90,22 +95,23 @@ pub(crate) fn may_retry(method: &str, options: &CallOptions) -> bool {
 }
 
 impl Client {
-    /// A new 2025-11-25 session after the server ended the one whose id
-    /// was `ended` (`None`: the request carried none). Several threads can
-    /// meet the same `404`: the first makes the new session, the others
-    /// find it made and use it.
-    pub(crate) fn new_session(&self, ended: Option<&str>) -> Result<(), Error> {
+    /// A new 2025-11-25 session after the server ended session number
+    /// `ended` ([`SessionEpoch::current`] when the request was sent).
+    /// Several threads can meet the same `404`: the first makes the new
+    /// session, the others find it made and use it.
+    pub(crate) fn new_session(&self, ended: u64) -> Result<(), Error> {
         let _one_at_a_time = self.reinitializing.lock();
         let http = match &self.http {
             Some(http) => http,
             None => return Err(Error::new(ErrorKind::SessionExpired)),
         };
-        let current = http.session_id();
-        if current.is_some() && current.as_deref() != ended {
+        if self.epoch.current() != ended {
             return Ok(());
         }
         http.forget_session();
+        self.session.lost.store(true, Ordering::SeqCst);
         let negotiated = super::connect::initialize(self)?;
+        self.session.lost.store(false, Ordering::SeqCst);
         if negotiated.protocol_version != self.server.protocol_version {
             log::warn!(
                 "the new session speaks {} where the old one spoke {}",

@@ -248,3 +248,54 @@ fn a_400_about_the_session_is_its_end_too() {
     assert!(matches!(err.kind(), ErrorKind::Server(_)), "{:?}", err);
     assert_eq!(inits.load(Ordering::SeqCst), 2);
 }
+
+// basic/transports "Session Management": when the new initialize fails
+// (the server is still starting: 503), the call fails with that, and the
+// next call starts the session again instead of going out without one.
+#[test]
+fn a_failed_renewal_is_tried_again_by_the_next_call() {
+    use super::fake::{self, Fake, Reply};
+    let inits = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&inits);
+    let server = Fake::start(move |request| {
+        if request.method == "GET" {
+            return Reply::Keep(fake::answer(405, "text/plain", "", ""));
+        }
+        let session = request.header("mcp-session-id").unwrap_or("").to_string();
+        match request.rpc().as_str() {
+            "initialize" => {
+                let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+                if n == 2 {
+                    return Reply::Keep(fake::answer(503, "text/plain", "starting", ""));
+                }
+                let body = fake::result(
+                    request,
+                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
+                );
+                Reply::Keep(fake::json(&body, &format!("Mcp-Session-Id: s-{}\r\n", n)))
+            }
+            m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
+            _ if session == "s-3" => {
+                Reply::Keep(fake::json(&fake::text_result(request, "back"), ""))
+            }
+            _ if session.is_empty() => Reply::Keep(fake::answer(400, "text/plain", "no id", "")),
+            _ => Reply::Keep(fake::answer(404, "text/plain", "gone", "")),
+        }
+    });
+    let client = Client::builder("recovery-test", "1.0.0")
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(20))
+        .connect_http(&server.url("/mcp"))
+        .expect("connect");
+    let err = client.call_tool("echo", json!({})).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::Http { status: 503, .. }),
+        "{:?}",
+        err
+    );
+    let answer = client
+        .call_tool("echo", json!({}))
+        .expect("the session is back");
+    assert_eq!(text(&answer), "back");
+    assert_eq!(inits.load(Ordering::SeqCst), 3);
+}
