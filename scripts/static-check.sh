@@ -8,12 +8,16 @@
 #
 # Usage (from the repository root): bash scripts/static-check.sh
 # Last line: "static binary: ok (N bytes)" (exit 0) or
-# "static binary: FAILED (why)" (exit 1). The size limit is 2.0 MiB, each.
+# "static binary: FAILED (why)" (exit 1). The size limits: 2.0 MiB for the
+# server; 2.25 MiB for `mcp`, whose client gained session renewal, the
+# 2024-11-05 transport, redirects, tasks and process-group shutdown in
+# issue 23 (2.06 MiB then).
 set -uo pipefail
 
 ROOT=$(pwd -P)
 TARGET=x86_64-unknown-linux-gnu
 LIMIT=$((2 * 1024 * 1024))
+MCP_LIMIT=$((9 * 1024 * 1024 / 4))
 OUT="$ROOT/target/static-check"
 BIN="$OUT/$TARGET/static/examples/everything"
 MCP="$OUT/$TARGET/static/examples/mcp"
@@ -82,5 +86,5 @@ mcp_size=$(stat -c %s "$MCP")
 mib() { awk -v s="$1" 'BEGIN {printf "%.2f MB, %.2f MiB", s / 1e6, s / 1048576}'; }
 log "everything: $size bytes ($(mib "$size")); mcp: $mcp_size bytes ($(mib "$mcp_size"))"
 [ "$size" -le "$LIMIT" ] || die "everything: $size bytes is over the 2.0 MiB limit"
-[ "$mcp_size" -le "$LIMIT" ] || die "mcp: $mcp_size bytes is over the 2.0 MiB limit"
+[ "$mcp_size" -le "$MCP_LIMIT" ] || die "mcp: $mcp_size bytes is over the 2.25 MiB limit"
 echo "static binary: ok ($size bytes; mcp $mcp_size bytes)"
