@@ -396,3 +396,82 @@ fn a_command_that_cannot_start_does_not_show_its_environment() {
         err
     );
 }
+
+// http.rs `HttpLink::request`: a cancel shuts the call's socket down, and
+// the read of its event stream then ends as the server's end of stream
+// would (EOF, not an error): the call takes it for a dropped stream, sleeps
+// the server's `retry:` (up to 5 s) and sends a resuming GET before it
+// notices the token. "A cancelled call (a `CancelToken`, or its timeout)"
+// should end at once.
+#[test]
+fn a_cancelled_call_on_a_resumable_stream_ends_at_once() {
+    let server = Fake::start(|request| {
+        if let Some(reply) = fake::legacy(request) {
+            return reply;
+        }
+        if request.rpc() == "tools/call" {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n";
+            let event = "id: 1\nretry: 5000\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n";
+            return Reply::Hold(format!("{}{}", head, event).into_bytes());
+        }
+        Reply::Keep(fake::answer(405, "text/plain", "no", ""))
+    });
+    let client = Client::builder("breaker", "1")
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(20))
+        .connect_http(&server.url("/mcp"))
+        .unwrap();
+    let token = tiny_mcp::CancelToken::new();
+    let cancel = token.clone();
+    thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        cancel.cancel();
+    });
+    let began = Instant::now();
+    let options = CallOptions::new().cancel_token(token);
+    let err = client
+        .call_tool_with("slow", json!({}), &options)
+        .unwrap_err();
+    let took = began.elapsed();
+    let gets = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET")
+        .count();
+    assert!(
+        took < Duration::from_millis(1500) && gets == 0,
+        "cancelled after 500 ms, returned after {:?} ({:?}), {} resuming GETs",
+        took,
+        err,
+        gets
+    );
+}
+
+// examples/mcp.rs `place`: an error that does not name the host is
+// prefixed with the whole URL, query and all, where an API key may be
+// (`?api_key=…`); the redirect errors drop the query for that reason.
+#[test]
+fn the_mcp_cli_does_not_print_the_query_of_its_url() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/mcp?api_key=SECRET123",
+        listener.local_addr().unwrap()
+    );
+    // Accepts, reads, never answers.
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let output = within(Duration::from_secs(20), move || {
+        std::process::Command::new(crate::support::example_path("mcp"))
+            .args(["--http", &url, "--timeout", "1", "tools"])
+            .output()
+            .unwrap()
+    })
+    .expect("mcp returns");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(!stderr.contains("SECRET123"), "{}", stderr);
+}
