@@ -429,7 +429,12 @@ impl Link for HttpLink {
                 Outcome::Dropped { last_id, retry } => (last_id, retry),
             };
             let pause = resumption.dropped(last_id, retry)?;
-            thread::sleep(pause.min(wait.remaining()));
+            // A cancel shuts the socket down, which reads as the end of the
+            // stream: it is the call's end, not a drop to resume after.
+            if pause_or_cancel(pause.min(wait.remaining()), wait) {
+                let cancelled = Error::cancelled(None);
+                return Err(self.failed(cancelled, out, wait, modern));
+            }
         }
     }
 
@@ -549,6 +554,24 @@ fn drain(events: &mut Events<BufReader<Body<'_>>>) -> bool {
         }
     }
     false
+}
+
+/// Sleeps `pause`, or less when the call's token fires; `true` when it
+/// has fired.
+fn pause_or_cancel(pause: Duration, wait: &Wait<'_>) -> bool {
+    let token = match wait.cancel {
+        Some(token) => token,
+        None => {
+            thread::sleep(pause);
+            return false;
+        }
+    };
+    let (wake, woken) = crossbeam_channel::bounded::<()>(1);
+    let _guard = token.on_cancel(move || {
+        let _ = wake.try_send(());
+    });
+    let _ = woken.recv_timeout(pause);
+    token.is_cancelled()
 }
 
 fn is_timeout(e: &io::Error) -> bool {

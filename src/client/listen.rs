@@ -254,7 +254,7 @@ impl GetStream {
             let seen = self.epoch.current();
             if pause > Duration::from_secs(0) {
                 // Woken early by a new session, or by the cancel.
-                self.epoch.wait_past(seen, pause);
+                self.epoch.wait_past(seen, pause, &self.token);
                 if self.token.is_cancelled() {
                     return;
                 }
@@ -263,7 +263,7 @@ impl GetStream {
                 Ok(opened) => stream = Some(opened),
                 Err(e) if matches!(e.kind(), ErrorKind::SessionExpired) => {
                     log::debug!("the GET stream's session ended; waiting for the next");
-                    self.epoch.wait_past(seen, FOREVER);
+                    self.epoch.wait_past(seen, FOREVER, &self.token);
                     pause = Duration::from_secs(0);
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::Http { status: 405, .. }) => return,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::options::CallOptions;
+use super::options::{CallOptions, CancelToken};
 use super::Client;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::methods;
@@ -47,10 +47,12 @@ impl SessionEpoch {
     }
 
     /// Waits until the session number is past `seen`, or `timeout`
-    /// passes, or [`wake`](Self::wake); `true` when it is past `seen`.
-    pub(crate) fn wait_past(&self, seen: u64, timeout: Duration) -> bool {
+    /// passes, or [`wake`](Self::wake), or `cancel` fires (checked under
+    /// the lock that `wake` takes, so a cancel just before the wait is
+    /// not missed); `true` when it is past `seen`.
+    pub(crate) fn wait_past(&self, seen: u64, timeout: Duration, cancel: &CancelToken) -> bool {
         let mut count = self.count.lock();
-        if *count == seen {
+        if *count == seen && !cancel.is_cancelled() {
             let _ = self.changed.wait_for(&mut count, timeout);
         }
         *count != seen
@@ -181,8 +183,11 @@ mod tests {
     fn a_waiter_sees_the_next_session() {
         let epoch = SessionEpoch::default();
         let seen = epoch.current();
-        assert!(!epoch.wait_past(seen, Duration::from_millis(1)));
+        let token = CancelToken::new();
+        assert!(!epoch.wait_past(seen, Duration::from_millis(1), &token));
         epoch.advance();
-        assert!(epoch.wait_past(seen, Duration::from_secs(5)));
+        assert!(epoch.wait_past(seen, Duration::from_secs(5), &token));
+        token.cancel();
+        assert!(!epoch.wait_past(seen + 1, Duration::from_secs(60), &token));
     }
 }

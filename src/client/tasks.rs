@@ -158,10 +158,18 @@ impl Client {
         };
         let task_id = task.task_id.clone();
         self.follow(task, None, &budget, options).map_err(|e| {
-            if budget.stopped().is_some() {
-                self.cancel_quietly(&task_id, &e);
+            match budget.stopped() {
+                Some(stopped) => {
+                    self.cancel_quietly(&task_id, &e);
+                    // A poll cut short by the call's deadline names the
+                    // call and its timeout, not the poll and what was left.
+                    match e.kind() {
+                        ErrorKind::Timeout { .. } | ErrorKind::Cancelled { .. } => stopped,
+                        _ => e,
+                    }
+                }
+                None => e,
             }
-            e
         })
     }
 

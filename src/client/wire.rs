@@ -346,7 +346,9 @@ impl Conn {
         let mut raw = Vec::with_capacity(1024);
         loop {
             let before = raw.len();
-            let n = self.reader.read_until(b'\n', &mut raw)?;
+            // One byte past the limit at most, however long the line.
+            let room = (MAX_HEAD_BYTES + 1 - before) as u64;
+            let n = (&mut self.reader).take(room).read_until(b'\n', &mut raw)?;
             if n == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,

@@ -1,6 +1,7 @@
 //! The blocking client against the `everything` example, over stdio (a
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
+mod breaker;
 mod challenges;
 mod events;
 mod fake;

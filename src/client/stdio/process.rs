@@ -46,7 +46,15 @@ impl Process {
         group::isolate(command);
         let mut child = command
             .spawn()
-            .map_err(|e| Error::msg(format!("cannot start the server {:?}: {}", command, e)))?;
+            // The program only: `Command`'s Debug shows the environment
+            // given with `env`, where API keys go.
+            .map_err(|e| {
+                Error::msg(format!(
+                    "cannot start the server {:?}: {}",
+                    command.get_program(),
+                    e
+                ))
+            })?;
         let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
             (Some(stdin), Some(stdout)) => (stdin, stdout),
             _ => {
