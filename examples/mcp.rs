@@ -129,10 +129,15 @@ fn place(args: &Args, e: &Error) -> String {
     }
     let (target, name) = match (&args.http, &args.stdio) {
         (Some(url), _) => {
-            let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+            // Without its query, which may hold a key.
+            let url = url.split(|c| c == '?' || c == '#').next().unwrap_or(url);
+            let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
             (url, rest.split('/').next().unwrap_or(rest))
         }
-        (None, Some(line)) => (line, line.split_whitespace().next().unwrap_or(line)),
+        (None, Some(line)) => {
+            let line = line.as_str();
+            (line, line.split_whitespace().next().unwrap_or(line))
+        }
         (None, None) => return String::new(),
     };
     if e.to_string().contains(name) {

@@ -181,6 +181,13 @@ fn discover(client: &Client, timeout: Duration) -> Result<Option<Negotiated>, Er
 /// `initialize`, then `notifications/initialized` (LC-1 to LC-4): the
 /// server's version must be one the client speaks.
 pub(crate) fn initialize(client: &Client) -> Result<Negotiated, Error> {
+    let options = CallOptions::new();
+    initialize_within(client, &client.wait_for(&options))
+}
+
+/// [`initialize`] within `wait` (a renewal, within the call that needed
+/// it).
+pub(crate) fn initialize_within(client: &Client, wait: &Wait<'_>) -> Result<Negotiated, Error> {
     let params = serde_json::json!({
         "protocolVersion": versions::LATEST,
         "capabilities": client.capabilities,
@@ -192,9 +199,7 @@ pub(crate) fn initialize(client: &Client) -> Result<Negotiated, Error> {
         params,
         name: None,
     };
-    let options = CallOptions::new();
-    let wait = client.wait_for(&options);
-    let result = client.link.request_uncancelled(&out, &wait)?;
+    let result = client.link.request_uncancelled(&out, wait)?;
     let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
         Error::new(ErrorKind::Protocol(format!(
             "the initialize result has the wrong shape: {}",

@@ -618,14 +618,25 @@ fn carries_message(event: &super::sse::Event) -> bool {
 /// "Session Management": the server MUST answer `404`), or a `400` whose
 /// body speaks of the session, which some servers send for an id they do
 /// not know (the TypeScript `server-everything` after a restart: "Bad
-/// Request: No valid session ID provided"). Any other `400` is the
-/// server's error, as before.
+/// Request: No valid session ID provided", with id `null`). Any other
+/// `400`, and one that answers the request by its id, is the server's
+/// error.
 fn session_ended(head: &Head, body: &[u8]) -> bool {
     match head.status {
         404 => true,
+        400 if answers_a_request(body) => false,
         400 => String::from_utf8_lossy(&body[..body.len().min(1024)])
             .to_ascii_lowercase()
             .contains("session"),
+        _ => false,
+    }
+}
+
+/// A JSON-RPC response with an id: the server read the request and
+/// answered it, so its error is about the request, not the session.
+fn answers_a_request(body: &[u8]) -> bool {
+    match Message::parse(body) {
+        Ok(Message::Response(response)) => response.id.is_some(),
         _ => false,
     }
 }

@@ -280,11 +280,11 @@ impl Client {
         };
         let session = self.epoch.current();
         if self.reinitialize && self.session.lost.load(Ordering::SeqCst) {
-            self.new_session(session)?;
+            self.new_session(session, wait)?;
         }
         match self.link.request(&out, wait) {
             Err(e) if matches!(e.kind(), ErrorKind::SessionExpired) && self.reinitialize => {
-                self.new_session(session)?;
+                self.new_session(session, wait)?;
                 if !recover::may_retry(method, options) {
                     return Err(e);
                 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::link::Wait;
 use super::options::{CallOptions, CancelToken};
 use super::Client;
 use crate::error::{Error, ErrorKind};
@@ -101,8 +102,13 @@ impl Client {
     /// `ended` ([`SessionEpoch::current`] when the request was sent).
     /// Several threads can meet the same `404`: the first makes the new
     /// session, the others find it made and use it.
-    pub(crate) fn new_session(&self, ended: u64) -> Result<(), Error> {
-        let _one_at_a_time = self.reinitializing.lock();
+    pub(crate) fn new_session(&self, ended: u64, wait: &Wait<'_>) -> Result<(), Error> {
+        // Within the call's own deadline, the wait for another thread's
+        // renewal included.
+        let _one_at_a_time = match self.reinitializing.try_lock_for(wait.remaining()) {
+            Some(guard) => guard,
+            None => return Err(wait.timed_out(methods::INITIALIZE)),
+        };
         let http = match &self.http {
             Some(http) => http,
             None => return Err(Error::new(ErrorKind::SessionExpired)),
@@ -112,7 +118,7 @@ impl Client {
         }
         http.forget_session();
         self.session.lost.store(true, Ordering::SeqCst);
-        let negotiated = super::connect::initialize(self)?;
+        let negotiated = super::connect::initialize_within(self, wait)?;
         self.session.lost.store(false, Ordering::SeqCst);
         if negotiated.protocol_version != self.server.protocol_version {
             log::warn!(
@@ -122,42 +128,45 @@ impl Client {
             );
         }
         log::info!("the server ended the session; a new one was started");
-        self.restore_session();
         self.epoch.advance();
+        self.restore_session(wait);
         Ok(())
     }
 
-    /// Tells the new session what the old one held. A failure is logged,
-    /// not returned: the request that met the `404` still goes ahead.
-    fn restore_session(&self) {
+    /// Tells the new session what the old one held, within `wait`. A
+    /// failure is logged, not returned: the request that met the `404`
+    /// still goes ahead.
+    fn restore_session(&self, wait: &Wait<'_>) {
         let level = *self.log_level.lock();
         if let Some(level) = level {
             let params = serde_json::json!({ "level": level });
-            if let Err(e) = self.raw_request(methods::LOGGING_SET_LEVEL, params) {
+            if let Err(e) = self.raw_request(methods::LOGGING_SET_LEVEL, params, wait) {
                 log::warn!("the new session refused the log level: {}", e);
             }
         }
         let uris: Vec<String> = self.session.subscriptions.lock().iter().cloned().collect();
         for uri in uris {
             let params = serde_json::json!({ "uri": uri });
-            if let Err(e) = self.raw_request(methods::RESOURCES_SUBSCRIBE, params) {
+            if let Err(e) = self.raw_request(methods::RESOURCES_SUBSCRIBE, params, wait) {
                 log::warn!("the new session refused the subscription to {}: {}", uri, e);
             }
         }
     }
 
     /// One request on the link as it is, with no recovery of its own.
-    fn raw_request(&self, method: &str, params: serde_json::Value) -> Result<(), Error> {
+    fn raw_request(
+        &self,
+        method: &str,
+        params: serde_json::Value,
+        wait: &Wait<'_>,
+    ) -> Result<(), Error> {
         let out = super::Outgoing {
             id: self.new_id(),
             method: method.to_string(),
             params,
             name: None,
         };
-        let options = CallOptions::new();
-        self.link
-            .request(&out, &self.wait_for(&options))
-            .map(|_| ())
+        self.link.request(&out, wait).map(|_| ())
     }
 }
 

@@ -31,12 +31,25 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     /// Parses an `http://` or `https://` URL.
     pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
+        // Errors name the URL without its query or fragment, which may
+        // hold a key; and without user information (`user:password@`).
+        let shown = url
+            .split(|c| c == '?' || c == '#')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let shown = match (shown.find("://"), shown.rfind('@')) {
+            (Some(scheme), Some(at)) if at > scheme => {
+                format!("{}://…@{}", &shown[..scheme], &shown[at + 1..])
+            }
+            _ => shown,
+        };
         let (tls, rest) = if let Some(rest) = url.strip_prefix("http://") {
             (false, rest)
         } else if let Some(rest) = url.strip_prefix("https://") {
             (true, rest)
         } else {
-            return Err(format!("{}: not an http:// or https:// URL", url));
+            return Err(format!("{}: not an http:// or https:// URL", shown));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -48,11 +61,11 @@ impl Endpoint {
             None => path,
         };
         if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{}: expected http://host[:port]/path", url));
+            return Err(format!("{}: expected http://host[:port]/path", shown));
         }
         let default_port = if tls { 443 } else { 80 };
-        let (host, port) =
-            split_host_port(authority, default_port).ok_or_else(|| format!("{}: bad port", url))?;
+        let (host, port) = split_host_port(authority, default_port)
+            .ok_or_else(|| format!("{}: bad port", shown))?;
         Ok(Endpoint {
             tls,
             host,
@@ -372,6 +385,7 @@ impl Conn {
         }
         Ok(Head {
             status: response.code.unwrap_or(0),
+            minor_version: response.version.unwrap_or(1),
             headers: response
                 .headers
                 .iter()
@@ -397,6 +411,8 @@ fn invalid(what: &str) -> io::Error {
 #[derive(Debug, Clone)]
 pub(crate) struct Head {
     pub(crate) status: u16,
+    /// The `x` of `HTTP/1.x`: 0 for an HTTP/1.0 answer.
+    pub(crate) minor_version: u8,
     pub(crate) headers: Vec<(String, String)>,
 }
 
@@ -427,10 +443,21 @@ impl Head {
 
     /// `false` when the server will close the connection after this
     /// response.
+    /// Whether the connection stays open after this answer (RFC 9112
+    /// §9.3): an HTTP/1.1 answer unless `Connection` lists `close`; an
+    /// HTTP/1.0 one only when it lists `keep-alive`.
     pub(crate) fn keeps_alive(&self) -> bool {
-        !self
-            .header("connection")
-            .map_or(false, |v| v.eq_ignore_ascii_case("close"))
+        let lists = |token: &str| {
+            self.headers
+                .iter()
+                .filter(|(name, _)| name == "connection")
+                .flat_map(|(_, value)| value.split(','))
+                .any(|t| t.trim().eq_ignore_ascii_case(token))
+        };
+        match self.minor_version {
+            0 => lists("keep-alive"),
+            _ => !lists("close"),
+        }
     }
 
     /// How the body is framed (RFC 9112 §6.3): HEAD-less responses only.

@@ -143,6 +143,7 @@ mod tests {
     fn head(status: u16, location: &str) -> Head {
         Head {
             status,
+            minor_version: 1,
             headers: vec![("location".into(), location.into())],
         }
     }
