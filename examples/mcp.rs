@@ -169,9 +169,13 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         task: false,
         command: Vec::new(),
     };
-    // `--pretty` may come anywhere, also after the command.
-    args.pretty = raw.iter().any(|a| a == "--pretty");
-    let mut raw = raw.into_iter().filter(|a| a != "--pretty");
+    // The switches may come anywhere, also after the command.
+    let switch = |name: &str| raw.iter().any(|a| a == name);
+    args.pretty = switch("--pretty");
+    args.task = switch("--task");
+    args.no_reconnect = switch("--no-reconnect");
+    let switches = ["--pretty", "--task", "--no-reconnect"];
+    let mut raw = raw.into_iter().filter(|a| !switches.contains(&a.as_str()));
     while let Some(arg) = raw.next() {
         let mut value = |name: &str| raw.next().ok_or_else(|| format!("{} needs a value", name));
         match arg.as_str() {
@@ -201,8 +205,6 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                 args.timeout = Duration::from_secs_f64(secs);
             }
             "--root" => args.roots.push(value("--root")?),
-            "--no-reconnect" => args.no_reconnect = true,
-            "--task" => args.task = true,
             "-h" | "--help" => {
                 println!("{}", USAGE);
                 process::exit(0);

@@ -23,6 +23,7 @@
 //! timeout sends `tasks/cancel`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -55,11 +56,14 @@ const MAX_TOOLS: usize = 10_000;
 #[derive(Debug, Default)]
 pub(crate) struct Known {
     tools: Mutex<HashMap<String, TaskSupport>>,
+    /// Set once a `tools/list` page was read.
+    listed: AtomicBool,
 }
 
 impl Known {
     /// Remembers what `tools` say (up to [`MAX_TOOLS`] names).
     pub(crate) fn learn(&self, tools: &[Tool]) {
+        self.listed.store(true, Ordering::SeqCst);
         let mut known = self.tools.lock();
         for tool in tools {
             if known.len() < MAX_TOOLS || known.contains_key(&tool.name) {
@@ -74,6 +78,11 @@ impl Known {
         if known.len() < MAX_TOOLS || known.contains_key(name) {
             known.insert(name.to_string(), TaskSupport::Required);
         }
+    }
+
+    /// Whether a `tools/list` page was read.
+    fn listed(&self) -> bool {
+        self.listed.load(Ordering::SeqCst)
     }
 
     fn support(&self, name: &str) -> Option<TaskSupport> {
@@ -174,9 +183,12 @@ impl Client {
     }
 
     /// Whether a call of `name` asks for a task: the server offers tasks,
-    /// and the tool requires one, or allows one and the caller asks. A
-    /// tool not yet seen is looked up (one `tools/list`) only when the
-    /// caller asks.
+    /// and the tool requires one, or allows one and the caller asks. In
+    /// 2025-11-25 a tool not yet seen is looked up with one `tools/list`
+    /// when the caller asks, or when the tools were never listed: some
+    /// servers (the TypeScript SDK's) refuse a plain call of a tool that
+    /// requires a task with an `isError` result, not an error the client
+    /// could retry on.
     fn call_as_task(&self, name: &str, options: &CallOptions) -> Result<bool, Error> {
         if !self.offers_tasks() {
             return Ok(false);
@@ -187,7 +199,7 @@ impl Client {
         }
         let support = match self.task_support.support(name) {
             Some(support) => support,
-            None if options.task => {
+            None if options.task || !self.task_support.listed() => {
                 self.list_tools()?;
                 self.task_support
                     .support(name)

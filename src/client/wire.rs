@@ -33,11 +33,7 @@ impl Endpoint {
     pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
         // Errors name the URL without its query or fragment, which may
         // hold a key; and without user information (`user:password@`).
-        let shown = url
-            .split(|c| c == '?' || c == '#')
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let shown = url.split(['?', '#']).next().unwrap_or("").to_string();
         let shown = match (shown.find("://"), shown.rfind('@')) {
             (Some(scheme), Some(at)) if at > scheme => {
                 format!("{}://…@{}", &shown[..scheme], &shown[at + 1..])

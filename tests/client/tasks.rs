@@ -392,3 +392,53 @@ fn tasks_by_id() {
             .expect("the handler returned"));
     });
 }
+
+// basic/utilities/tasks (2025-11-25) "Tool-Level Negotiation": a tool
+// whose taskSupport is "required" is called as a task even when the
+// program never listed the tools, against a server that refuses a plain
+// call of it with an isError result (as the TypeScript SDK's does), which
+// the client could not retry on: the client lists the tools first.
+#[test]
+fn a_required_tool_is_found_out_before_a_plain_call() {
+    use super::fake::{self, Fake, Reply};
+    let server = Fake::start(|request| {
+        let task = r#"{"taskId":"t-1","status":"STATUS","createdAt":"2026-12-05T00:00:00Z","lastUpdatedAt":"2026-12-05T00:00:00Z","pollInterval":10}"#;
+        let body = match request.rpc().as_str() {
+            "initialize" => {
+                let body = fake::result(
+                    request,
+                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"fake","version":"1"}}"#,
+                );
+                return Reply::Keep(fake::json(&body, "Mcp-Session-Id: s-1\r\n"));
+            }
+            m if m.starts_with("notifications/") => return Reply::Keep(fake::accepted()),
+            "tools/list" => fake::result(
+                request,
+                r#"{"tools":[{"name":"research","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}"#,
+            ),
+            "tools/call" if request.json()["params"].get("task").is_some() => fake::result(
+                request,
+                &format!(r#"{{"task":{}}}"#, task.replace("STATUS", "working")),
+            ),
+            "tools/call" => fake::result(
+                request,
+                r#"{"content":[{"type":"text","text":"requires task augmentation"}],"isError":true}"#,
+            ),
+            "tasks/get" => fake::result(request, &task.replace("STATUS", "completed")),
+            "tasks/result" => fake::text_result(request, "found"),
+            _ => return Reply::Keep(fake::answer(405, "text/plain", "", "")),
+        };
+        Reply::Keep(fake::json(&body, ""))
+    });
+    let client = Client::builder("tasks-test", "1")
+        .era(Era::V2025_11_25)
+        .request_timeout(Duration::from_secs(20))
+        .connect_http(&server.url("/mcp"))
+        .expect("connect");
+    let result = client
+        .call_tool("research", json!({}))
+        .expect("the task's result");
+    assert_eq!(result.is_error, None, "{:?}", result);
+    let result = serde_json::to_value(result).unwrap();
+    assert_eq!(result["content"][0]["text"], "found");
+}
