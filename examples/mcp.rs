@@ -130,7 +130,7 @@ fn place(args: &Args, e: &Error) -> String {
     let (target, name) = match (&args.http, &args.stdio) {
         (Some(url), _) => {
             // Without its query, which may hold a key.
-            let url = url.split(|c| c == '?' || c == '#').next().unwrap_or(url);
+            let url = url.split(['?', '#']).next().unwrap_or(url);
             let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
             (url, rest.split('/').next().unwrap_or(rest))
         }
