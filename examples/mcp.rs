@@ -377,12 +377,12 @@ fn call(client: &Client, name: &str, rest: &[&str], args: &Args) -> Result<i32, 
             let message = task.status_message.as_deref().unwrap_or("");
             let status = serde_json::to_value(task.status).unwrap_or(Value::Null);
             let status = status.as_str().unwrap_or("?");
-            eprintln!("mcp: task {} {} {}", task.task_id, status, message);
+            eprintln!("mcp: task {} {}{}", task.task_id, status, spaced(message));
         })
         .on_progress(|p| {
             let total = p.total.map_or_else(String::new, |t| format!("/{}", t));
             let message = p.message.as_deref().unwrap_or("");
-            eprintln!("mcp: progress {}{} {}", p.progress, total, message);
+            eprintln!("mcp: progress {}{}{}", p.progress, total, spaced(message));
         });
     let result = client.call_tool_with(name, Value::Object(arguments), &options)?;
     let output = to_json(&result)?;
@@ -392,6 +392,14 @@ fn call(client: &Client, name: &str, rest: &[&str], args: &Args) -> Result<i32, 
     } else {
         0
     })
+}
+
+/// ` message`, or nothing for an empty message.
+fn spaced(message: &str) -> String {
+    match message {
+        "" => String::new(),
+        _ => format!(" {}", message),
+    }
 }
 
 fn prompt(client: &Client, name: &str, rest: &[&str]) -> Result<Value, Error> {
