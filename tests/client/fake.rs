@@ -236,16 +236,19 @@ pub(super) fn result(request: &Request, result: &str) -> String {
 /// `None` for anything else.
 pub(super) fn legacy(request: &Request) -> Option<Reply> {
     match request.rpc().as_str() {
-        "initialize" => {
-            let body = result(
-                request,
-                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
-            );
-            Some(Reply::Keep(json(&body, "Mcp-Session-Id: s-1\r\n")))
-        }
+        "initialize" => Some(initialized(request, "s-1")),
         m if m.starts_with("notifications/") => Some(Reply::Keep(accepted())),
         _ => None,
     }
+}
+
+/// A 2025-11-25 server's answer to `initialize`, opening `session`.
+pub(super) fn initialized(request: &Request, session: &str) -> Reply {
+    let body = result(
+        request,
+        r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
+    );
+    Reply::Keep(json(&body, &format!("Mcp-Session-Id: {}\r\n", session)))
 }
 
 /// A tool result with one text block.

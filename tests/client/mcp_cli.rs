@@ -217,14 +217,7 @@ fn no_reconnect_reports_a_forgotten_session() {
         match request.rpc().as_str() {
             "initialize" => {
                 let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
-                let body = fake::result(
-                    request,
-                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
-                );
-                Reply::Keep(fake::json(
-                    &body,
-                    &format!("Mcp-Session-Id: s-{}\r\n", n % 2),
-                ))
+                fake::initialized(request, &format!("s-{}", n % 2))
             }
             m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
             _ if session == "s-1" => Reply::Keep(fake::answer(404, "text/plain", "gone", "")),

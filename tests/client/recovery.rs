@@ -213,11 +213,7 @@ fn a_400_about_the_session_is_its_end_too() {
         match request.rpc().as_str() {
             "initialize" => {
                 let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
-                let body = fake::result(
-                    request,
-                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
-                );
-                Reply::Keep(fake::json(&body, &format!("Mcp-Session-Id: s-{}\r\n", n)))
+                fake::initialized(request, &format!("s-{}", n))
             }
             m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
             "ping" => Reply::Keep(fake::answer(
@@ -268,11 +264,7 @@ fn a_failed_renewal_is_tried_again_by_the_next_call() {
                 if n == 2 {
                     return Reply::Keep(fake::answer(503, "text/plain", "starting", ""));
                 }
-                let body = fake::result(
-                    request,
-                    r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}"#,
-                );
-                Reply::Keep(fake::json(&body, &format!("Mcp-Session-Id: s-{}\r\n", n)))
+                fake::initialized(request, &format!("s-{}", n))
             }
             m if m.starts_with("notifications/") => Reply::Keep(fake::accepted()),
             _ if session == "s-3" => {
