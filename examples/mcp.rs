@@ -17,7 +17,7 @@
 //! readable form (a tool's `structuredContent` shown once, indented).
 //! Progress goes to stderr while a call runs. When stdin is a terminal,
 //! elicitation requests are answered there: a form's fields in the order
-//! the server wrote them (a stdio server's; over HTTP in name order), each
+//! the server wrote them (`ElicitRequestFormParams::property_names`), each
 //! asked again until the answer has the field's type (`integer`,
 //! `number`, `boolean`, a choice of an enum); otherwise the client
 //! declares no elicitation capability. A connection failure names the
@@ -30,14 +30,10 @@
 //!
 //! Build it as one static binary like the server: see the README.
 
-use std::fmt;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::process::{self, Child, Command, Stdio};
-use std::sync::Arc;
+use std::io::{self, BufRead, Write};
+use std::process::{self, Command};
 use std::time::Duration;
 
-use parking_lot::Mutex;
-use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
 use tiny_mcp::{
     CallOptions, Client, ClientBuilder, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
@@ -228,8 +224,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 }
 
 fn run(args: &Args) -> Result<i32, Error> {
-    let connected = connect(args)?;
-    let client = &connected.client;
+    let client = &connect(args)?;
     let command: Vec<&str> = args.command.iter().map(String::as_str).collect();
     let output = match command.as_slice() {
         ["info"] => info(client),
@@ -258,14 +253,7 @@ fn run(args: &Args) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// The client, and the server's process when this program started it
-/// itself (dropped after the client, which closes its input first).
-struct Connected {
-    client: Client,
-    _child: Option<Reaped>,
-}
-
-fn connect(args: &Args) -> Result<Connected, Error> {
+fn connect(args: &Args) -> Result<Client, Error> {
     let mut builder: ClientBuilder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
         .request_timeout(args.timeout)
         .reinitialize_on_expiry(!args.no_reconnect);
@@ -283,18 +271,9 @@ fn connect(args: &Args) -> Result<Connected, Error> {
     if let Some(token) = args.token.clone() {
         builder = builder.bearer_token(move || Some(token.clone()));
     }
-    let orders = if stdin_is_terminal() {
-        let orders = Orders::default();
-        let seen = Arc::clone(&orders);
-        builder = builder.on_elicitation(move |request| elicit_on_terminal(request, &seen));
-        Some(orders)
-    } else {
-        None
-    };
-    let bare = |client| Connected {
-        client,
-        _child: None,
-    };
+    if stdin_is_terminal() {
+        builder = builder.on_elicitation(elicit_on_terminal);
+    }
     match (&args.stdio, &args.http) {
         (Some(line), _) => {
             let words = split_command(line).map_err(Error::invalid_params)?;
@@ -303,54 +282,10 @@ fn connect(args: &Args) -> Result<Connected, Error> {
                 .ok_or_else(|| Error::invalid_params("--stdio needs a command"))?;
             let mut command = Command::new(program);
             command.args(rest);
-            match orders {
-                Some(orders) => connect_watched(builder, command, orders),
-                None => builder.connect_stdio(command).map(bare),
-            }
+            builder.connect_stdio(command)
         }
-        (None, Some(url)) => builder.connect_http(url).map(bare),
+        (None, Some(url)) => builder.connect_http(url),
         (None, None) => Err(Error::invalid_params("no server")),
-    }
-}
-
-/// Starts the server and speaks over its stdio, watching what it writes
-/// for the order of form fields (see [`Watched`]).
-fn connect_watched(
-    builder: ClientBuilder,
-    mut command: Command,
-    orders: Orders,
-) -> Result<Connected, Error> {
-    command.stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .map_err(|e| Error::msg(format!("cannot start the server {:?}: {}", command, e)))?;
-    let pipes = (child.stdin.take(), child.stdout.take());
-    let child = Reaped(child);
-    let (stdin, stdout) = match pipes {
-        (Some(stdin), Some(stdout)) => (stdin, stdout),
-        _ => return Err(Error::msg("the server's stdin or stdout is not a pipe")),
-    };
-    let watched = Watched {
-        inner: stdout,
-        line: Vec::new(),
-        skipping: false,
-        orders,
-    };
-    let client = builder.connect_io(BufReader::new(watched), stdin)?;
-    Ok(Connected {
-        client,
-        _child: Some(child),
-    })
-}
-
-/// A server started by [`connect_watched`]: killed and reaped when
-/// dropped, after the client closed its input.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -620,159 +555,9 @@ fn stdin_is_terminal() -> bool {
         .unwrap_or(false)
 }
 
-/// The order of each form's `requestedSchema.properties` as the server
-/// wrote them, newest last. The crate's JSON maps sort their keys (its
-/// serde_json has no `preserve_order`, and the library must not gain that
-/// feature), so the order is read from the server's raw output; a stdio
-/// server's only: over HTTP the client reads the body itself.
-type Orders = Arc<Mutex<Vec<Vec<String>>>>;
-
-/// How many forms' orders are kept.
-const ORDERS_KEPT: usize = 16;
-/// The longest line of server output looked into for them.
-const WATCHED_LINE: usize = 1024 * 1024;
-
-/// A stdio server's output on its way to the client, its lines that hold
-/// a `requestedSchema` read once more (in document order, by [`Walk`]) to
-/// learn the order of its properties before the client parses them.
-struct Watched<R> {
-    inner: R,
-    line: Vec<u8>,
-    /// The line under way is over [`WATCHED_LINE`]: not looked into.
-    skipping: bool,
-    orders: Orders,
-}
-
-impl<R: Read> Read for Watched<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        for piece in buf[..n].split_inclusive(|&b| b == b'\n') {
-            if self.skipping || self.line.len() + piece.len() > WATCHED_LINE {
-                self.skipping = true;
-                self.line.clear();
-            } else {
-                self.line.extend_from_slice(piece);
-            }
-            if piece.ends_with(b"\n") {
-                if !self.skipping {
-                    learn_orders(&self.line, &self.orders);
-                }
-                self.line.clear();
-                self.skipping = false;
-            }
-        }
-        Ok(n)
-    }
-}
-
-/// Records the property order of every `requestedSchema` in one line of
-/// JSON.
-fn learn_orders(line: &[u8], orders: &Orders) {
-    let needle = b"\"requestedSchema\"";
-    if !line.windows(needle.len()).any(|w| w == needle) {
-        return;
-    }
-    let mut found = Vec::new();
-    let walk = Walk {
-        found: &mut found,
-        schema: false,
-        properties: false,
-    };
-    let mut json = serde_json::Deserializer::from_slice(line);
-    if walk.deserialize(&mut json).is_ok() {
-        let mut orders = orders.lock();
-        orders.extend(found);
-        let extra = orders.len().saturating_sub(ORDERS_KEPT);
-        orders.drain(..extra);
-    }
-}
-
-/// Walks a JSON document in the order it is written, collecting the
-/// member names of each `requestedSchema`'s `properties`.
-struct Walk<'a> {
-    found: &'a mut Vec<Vec<String>>,
-    /// This value is a `requestedSchema`.
-    schema: bool,
-    /// This value is a `requestedSchema`'s `properties`.
-    properties: bool,
-}
-
-impl<'de, 'a> DeserializeSeed<'de> for Walk<'a> {
-    type Value = ();
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, json: D) -> Result<(), D::Error> {
-        json.deserialize_any(self)
-    }
-}
-
-impl<'de, 'a> Visitor<'de> for Walk<'a> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("JSON")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
-        let found = self.found;
-        while let Some(()) = items.next_element_seed(Walk {
-            found: &mut *found,
-            schema: false,
-            properties: false,
-        })? {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
-        let found = self.found;
-        let mut names = Vec::new();
-        while let Some(name) = members.next_key::<String>()? {
-            let walk = Walk {
-                found: &mut *found,
-                schema: name == "requestedSchema",
-                properties: self.schema && name == "properties",
-            };
-            members.next_value_seed(walk)?;
-            if self.properties {
-                names.push(name);
-            }
-        }
-        if self.properties {
-            found.push(names);
-        }
-        Ok(())
-    }
-}
-
 /// Asks on the terminal (stderr for the questions, stdin for answers).
 /// When stdin ends before the form is filled, the request is cancelled.
-fn elicit_on_terminal(
-    request: ElicitRequestParams,
-    orders: &Orders,
-) -> Result<ElicitResult, Error> {
+fn elicit_on_terminal(request: ElicitRequestParams) -> Result<ElicitResult, Error> {
     match request {
         ElicitRequestParams::Url(url) => {
             eprintln!("mcp: the server asks: {}\n  open {}", url.message, url.url);
@@ -784,7 +569,7 @@ fn elicit_on_terminal(
         }
         ElicitRequestParams::Form(form) => {
             eprintln!("mcp: the server asks: {}", form.message);
-            let values = match fill(&form, orders)? {
+            let values = match fill(&form)? {
                 Some(values) => values,
                 None => return Ok(ElicitResult::cancel()),
             };
@@ -812,7 +597,7 @@ fn ask(question: &str) -> Result<Option<String>, Error> {
 
 /// The form's fields asked in the schema's order, each until its answer
 /// has the field's type; `None` when stdin ended.
-fn fill(form: &ElicitRequestFormParams, orders: &Orders) -> Result<Option<JsonObject>, Error> {
+fn fill(form: &ElicitRequestFormParams) -> Result<Option<JsonObject>, Error> {
     let schema = &form.requested_schema;
     let properties = schema["properties"]
         .as_object()
@@ -824,7 +609,8 @@ fn fill(form: &ElicitRequestFormParams, orders: &Orders) -> Result<Option<JsonOb
             .map_or(false, |r| r.iter().any(|n| n.as_str() == Some(name)))
     };
     let mut values = JsonObject::new();
-    for name in field_order(&properties, orders) {
+    for name in form.property_names() {
+        let name = name.to_string();
         let field = &properties[&name];
         let needed = required(&name);
         loop {
@@ -843,19 +629,6 @@ fn fill(form: &ElicitRequestFormParams, orders: &Orders) -> Result<Option<JsonOb
         }
     }
     Ok(Some(values))
-}
-
-/// The order the server wrote the properties in, when its output showed
-/// it; else the map's (sorted).
-fn field_order(properties: &JsonObject, orders: &Orders) -> Vec<String> {
-    let orders = orders.lock();
-    let written = orders.iter().rev().find(|order| {
-        order.len() == properties.len() && order.iter().all(|n| properties.contains_key(n))
-    });
-    match written {
-        Some(order) => order.clone(),
-        None => properties.keys().cloned().collect(),
-    }
 }
 
 /// `  name (integer, required) description [1) a 2) b] [default 3]: `

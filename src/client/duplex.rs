@@ -339,10 +339,11 @@ fn received(shared: &Arc<Shared>, text: &[u8]) {
                 return;
             }
             let for_thread = Arc::clone(shared);
+            let raw = text.to_vec();
             let spawned = thread::Builder::new()
                 .name("tiny-mcp-client-answer".into())
                 .spawn(move || {
-                    let response = for_thread.inbox.request(request);
+                    let response = for_thread.inbox.request(request, &raw);
                     let deadline = Instant::now() + NOTIFY_WAIT;
                     let _ = write_message(&for_thread, &response.into(), Some(deadline));
                     for_thread.answering.fetch_sub(1, Ordering::SeqCst);

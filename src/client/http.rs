@@ -346,7 +346,7 @@ impl HttpLink {
                 None
             }
             Ok(Message::Request(request)) => {
-                let response = self.inbox.request(request);
+                let response = self.inbox.request(request, data.as_bytes());
                 let e = self.post_message(&response.into(), within).err()?;
                 log::warn!("cannot answer the server's request: {}", e);
                 let refused =

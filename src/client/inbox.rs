@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::options::ProgressFn;
@@ -164,7 +165,10 @@ impl Inbox {
     /// closures; a method without one is `-32601`. In 2026-07-28, which has
     /// no server-to-client requests (GEN-5, REM-3), every one is `-32601`
     /// and no closure runs.
-    pub(crate) fn request(&self, request: Request) -> Response {
+    ///
+    /// `raw` is the request as the server wrote it: the order of an
+    /// elicitation form's fields is read from it ([`form_order`]).
+    pub(crate) fn request(&self, request: Request, raw: &[u8]) -> Response {
         let id = request.id.clone();
         if self.modern.load(std::sync::atomic::Ordering::SeqCst) {
             let error = ErrorObject::new(
@@ -176,7 +180,11 @@ impl Inbox {
             );
             return Response::error(Some(id), error);
         }
-        match self.answer(&request.method, request.params) {
+        let order = match request.method.as_str() {
+            methods::ELICITATION_CREATE => form_order(raw),
+            _ => Vec::new(),
+        };
+        match self.answer_ordered(&request.method, request.params, order) {
             Ok(result) => Response::ok(id, result),
             Err(error) => Response::error(Some(id), error),
         }
@@ -185,6 +193,17 @@ impl Inbox {
     /// The result for one server request or one 2026-07-28 input request
     /// (`{method, params}`): the same closures answer both (MRTR-2).
     pub(crate) fn answer(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        self.answer_ordered(method, params, Vec::new())
+    }
+
+    /// [`answer`](Self::answer), an elicitation form's fields in `order`
+    /// (the server's, when known).
+    fn answer_ordered(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        order: Vec<String>,
+    ) -> Result<Value, ErrorObject> {
         let params = params.unwrap_or_else(|| Value::Object(JsonObject::new()));
         match method {
             methods::PING => Ok(Value::Object(JsonObject::new())),
@@ -193,7 +212,12 @@ impl Inbox {
                 None => Err(ErrorObject::method_not_found(method)),
             },
             methods::ELICITATION_CREATE => match &self.handlers.elicitation {
-                Some(f) => run(params, |p| f(p)),
+                Some(f) => run(params, |mut p: ElicitRequestParams| {
+                    if let ElicitRequestParams::Form(form) = &mut p {
+                        form.property_order = order;
+                    }
+                    f(p)
+                }),
                 None => Err(ErrorObject::method_not_found(method)),
             },
             methods::ROOTS_LIST => match &self.handlers.roots {
@@ -217,6 +241,59 @@ fn run<P: DeserializeOwned, R: serde::Serialize>(
     serde_json::to_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
 }
 
+/// The names of an `elicitation/create` request's
+/// `params.requestedSchema.properties`, in the order the server wrote
+/// them: the crate's JSON objects sort their keys, so the order is read
+/// from the request's own bytes, each name once, values skipped. Empty
+/// when the bytes do not have that shape.
+pub(crate) fn form_order(raw: &[u8]) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct Raw {
+        params: Option<Params>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        requested_schema: Option<Schema>,
+    }
+    #[derive(Deserialize)]
+    struct Schema {
+        properties: Option<Names>,
+    }
+    let names = serde_json::from_slice::<Raw>(raw)
+        .ok()
+        .and_then(|raw| raw.params)
+        .and_then(|params| params.requested_schema)
+        .and_then(|schema| schema.properties);
+    names.map_or_else(Vec::new, |names| names.0)
+}
+
+/// The member names of a JSON object, in document order.
+struct Names(Vec<String>);
+
+impl<'de> Deserialize<'de> for Names {
+    fn deserialize<D: serde::Deserializer<'de>>(json: D) -> Result<Names, D::Error> {
+        struct Keys;
+        impl<'de> Visitor<'de> for Keys {
+            type Value = Names;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Names, A::Error> {
+                let mut names: Vec<String> = Vec::new();
+                while let Some(name) = members.next_key::<String>()? {
+                    members.next_value::<IgnoredAny>()?;
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                Ok(Names(names))
+            }
+        }
+        json.deserialize_map(Keys)
+    }
+}
+
 impl fmt::Debug for Inbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Inbox").finish_non_exhaustive()
@@ -238,6 +315,37 @@ impl Drop for ProgressGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forms_fields_keep_the_servers_order() {
+        // client/elicitation "Requested Schema": the fields as the server
+        // wrote them, though the crate's JSON objects sort their keys.
+        let raw = br#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"zeta":{"type":"string","properties":{"inner":{}}},"alpha":{"type":"integer"},"mid":{}},"required":["alpha"]}}}"#;
+        assert_eq!(form_order(raw), ["zeta", "alpha", "mid"]);
+        assert!(form_order(b"{\"params\":{}}").is_empty());
+        assert!(form_order(b"not json").is_empty());
+        let request = match crate::jsonrpc::Message::parse(raw) {
+            Ok(crate::jsonrpc::Message::Request(request)) => request,
+            other => panic!("{:?}", other),
+        };
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let saw = Arc::clone(&seen);
+        let handlers = Handlers {
+            elicitation: Some(Arc::new(move |request: ElicitRequestParams| {
+                if let ElicitRequestParams::Form(form) = request {
+                    *saw.lock() = form
+                        .property_names()
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect();
+                }
+                Ok(ElicitResult::decline())
+            })),
+            ..Handlers::default()
+        };
+        Inbox::new(handlers).request(request, raw);
+        assert_eq!(*seen.lock(), ["zeta", "alpha", "mid"]);
+    }
     use crate::jsonrpc::ErrorCode;
     use serde_json::json;
 

@@ -35,6 +35,12 @@ pub struct ElicitRequestFormParams {
     /// Request metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<JsonObject>,
+    /// The names of `requestedSchema.properties` in the order the server
+    /// wrote them, when the client read them from the server's own bytes
+    /// (a 2025-11-25 `elicitation/create` request); empty otherwise. Not on
+    /// the wire.
+    #[serde(skip)]
+    pub(crate) property_order: Vec<String>,
 }
 
 impl ElicitRequestFormParams {
@@ -45,7 +51,35 @@ impl ElicitRequestFormParams {
             message: message.into(),
             requested_schema,
             meta: None,
+            property_order: Vec::new(),
         }
+    }
+
+    /// The names of the form's fields (`requestedSchema.properties`), in
+    /// the order the server wrote them where the client saw it (the
+    /// `elicitation/create` requests of 2025-11-25, over stdio and HTTP),
+    /// else by name. A form asked of a person follows this order: JSON
+    /// objects are unordered, but servers write their fields in the order
+    /// they mean them to be asked.
+    ///
+    /// Spec: client/elicitation "Requested Schema" (2025-11-25).
+    pub fn property_names(&self) -> Vec<&str> {
+        let properties = match self.requested_schema.get("properties") {
+            Some(Value::Object(properties)) => properties,
+            _ => return Vec::new(),
+        };
+        let mut names: Vec<&str> = self
+            .property_order
+            .iter()
+            .map(String::as_str)
+            .filter(|name| properties.contains_key(*name))
+            .collect();
+        for name in properties.keys() {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// The `default` of each property of the schema that has one
