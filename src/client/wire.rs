@@ -33,19 +33,21 @@ impl Endpoint {
     pub(crate) fn parse(url: &str) -> Result<Endpoint, String> {
         // Errors name the URL without its query or fragment, which may
         // hold a key; and without user information (`user:password@`).
-        let shown = url.split(['?', '#']).next().unwrap_or("").to_string();
-        let shown = match (shown.find("://"), shown.rfind('@')) {
-            (Some(scheme), Some(at)) if at > scheme => {
-                format!("{}://…@{}", &shown[..scheme], &shown[at + 1..])
+        let shown = || {
+            let bare = url.split(['?', '#']).next().unwrap_or("");
+            match (bare.find("://"), bare.rfind('@')) {
+                (Some(scheme), Some(at)) if at > scheme => {
+                    format!("{}://…@{}", &bare[..scheme], &bare[at + 1..])
+                }
+                _ => bare.to_string(),
             }
-            _ => shown,
         };
         let (tls, rest) = if let Some(rest) = url.strip_prefix("http://") {
             (false, rest)
         } else if let Some(rest) = url.strip_prefix("https://") {
             (true, rest)
         } else {
-            return Err(format!("{}: not an http:// or https:// URL", shown));
+            return Err(format!("{}: not an http:// or https:// URL", shown()));
         };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
@@ -57,11 +59,11 @@ impl Endpoint {
             None => path,
         };
         if authority.is_empty() || authority.contains('@') {
-            return Err(format!("{}: expected http://host[:port]/path", shown));
+            return Err(format!("{}: expected http://host[:port]/path", shown()));
         }
         let default_port = if tls { 443 } else { 80 };
         let (host, port) = split_host_port(authority, default_port)
-            .ok_or_else(|| format!("{}: bad port", shown))?;
+            .ok_or_else(|| format!("{}: bad port", shown()))?;
         Ok(Endpoint {
             tls,
             host,
