@@ -25,6 +25,15 @@ cd "$ROOT"
 QUICK=0
 [ "${1:-}" = "--quick" ] && QUICK=1
 
+# Under CI (CI=true) a step's scratch tree (its own copy of the project,
+# its target directory) is removed once the step is done, so that the
+# whole run fits a small disk; locally it is kept for the next run.
+scratch() {
+    if [ "${CI:-}" = true ]; then
+        rm -rf "$1"
+    fi
+}
+
 passed=0
 failed=0
 failures=()
@@ -82,6 +91,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-python bash scripts/interop-python.sh
     step interop-oauth bash scripts/interop-oauth.sh
     step interop-client bash scripts/interop-client.sh
+    scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
     step multi-instance bash scripts/multi-instance.sh
     # The 10,000-connection measurement (DESIGN.md section 20), at 200:
     # every stream must get one notify_changed.
@@ -90,10 +100,15 @@ if [ "$QUICK" = 0 ]; then
     step conformance bash scripts/conformance-run.sh
     step conformance-client bash scripts/conformance-client.sh
     step msrv bash scripts/msrv-check.sh
+    scratch target/msrv
     step min-versions bash scripts/min-versions-check.sh
+    scratch target/min-versions
     step debian-crates bash scripts/debian-crates-check.sh
+    scratch target/debian
     step static-binary bash scripts/static-check.sh
+    scratch target/static-check
     step fuzz bash scripts/fuzz-check.sh
+    scratch fuzz/target
 fi
 
 echo
