@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::{HttpLink, HttpSettings};
+use super::http_sse;
 use super::inbox::{Handlers, Inbox};
-use super::legacy_sse;
 use super::params::ParamHeaders;
 use super::stdio::{ChildProcess, StderrMode, StdioSettings};
 use super::Client;
@@ -50,7 +50,7 @@ pub struct ClientBuilder {
     pub(crate) token: Option<Arc<super::http::TokenFn>>,
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
-    pub(crate) legacy_sse: bool,
+    pub(crate) http_sse: bool,
     pub(crate) max_idle_resumes: usize,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) probe_timeout: Duration,
@@ -70,7 +70,7 @@ impl ClientBuilder {
             token: None,
             tls_roots: Vec::new(),
             reinitialize: true,
-            legacy_sse: true,
+            http_sse: true,
             max_idle_resumes: 5,
             shutdown_timeout: Duration::from_secs(2),
             probe_timeout: Duration::from_secs(2),
@@ -203,8 +203,8 @@ impl ClientBuilder {
     /// [`era`](Self::era)`(Era::V2026_07_28)`. Default: on.
     ///
     /// Spec: basic/transports (2025-11-25), "Backwards Compatibility".
-    pub fn legacy_sse_fallback(mut self, on: bool) -> ClientBuilder {
-        self.legacy_sse = on;
+    pub fn http_sse_fallback(mut self, on: bool) -> ClientBuilder {
+        self.http_sse = on;
         self
     }
 
@@ -344,7 +344,7 @@ impl ClientBuilder {
     /// URL's host) (basic/transports "Streamable HTTP"). A server that
     /// refuses the POST of `initialize` with `400`, `404` or `405` is then
     /// tried with the HTTP+SSE transport of 2024-11-05 on the same URL
-    /// (see [`legacy_sse_fallback`](Self::legacy_sse_fallback)).
+    /// (see [`http_sse_fallback`](Self::http_sse_fallback)).
     ///
     /// # Errors
     ///
@@ -353,13 +353,13 @@ impl ClientBuilder {
     /// [`ErrorKind::Protocol`](crate::ErrorKind::Protocol) that names both
     /// attempts.
     pub fn connect_http(self, url: &str) -> Result<Client, Error> {
-        let fallback = match self.legacy_sse && self.era != Some(Era::V2026_07_28) {
+        let fallback = match self.http_sse && self.era != Some(Era::V2026_07_28) {
             true => Some(self.copy()),
             false => None,
         };
         match (self.connect_streamable(url), fallback) {
-            (Err(e), Some(builder)) if legacy_sse::refused_post(&e) => {
-                builder.connect_legacy_sse(url, &e)
+            (Err(e), Some(builder)) if http_sse::refused_post(&e) => {
+                builder.connect_http_sse(url, &e)
             }
             (connected, _) => connected,
         }
@@ -375,10 +375,10 @@ impl ClientBuilder {
 
     /// The 2024-11-05 HTTP+SSE transport, after the POST of `initialize`
     /// got `refused`; it carries only the `initialize` era.
-    fn connect_legacy_sse(mut self, url: &str, refused: &Error) -> Result<Client, Error> {
+    fn connect_http_sse(mut self, url: &str, refused: &Error) -> Result<Client, Error> {
         let inbox = Arc::new(Inbox::new(self.handlers.clone()));
         let settings = self.http_settings(url, Arc::default())?;
-        let duplex = legacy_sse::connect(
+        let duplex = http_sse::connect(
             url,
             refused,
             &settings,

@@ -205,7 +205,7 @@ impl Client {
     /// See [`Client`]. In 2026-07-28, which replaced it with
     /// `subscriptions/listen` (REM-1), [`ErrorKind::Message`].
     pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.legacy_only(methods::RESOURCES_SUBSCRIBE)?;
+        self.only_2025(methods::RESOURCES_SUBSCRIBE)?;
         self.send(
             methods::RESOURCES_SUBSCRIBE,
             uri_params(uri),
@@ -222,7 +222,7 @@ impl Client {
     ///
     /// As [`subscribe`](Self::subscribe).
     pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.legacy_only(methods::RESOURCES_UNSUBSCRIBE)?;
+        self.only_2025(methods::RESOURCES_UNSUBSCRIBE)?;
         self.session.subscriptions.lock().remove(uri);
         self.send(
             methods::RESOURCES_UNSUBSCRIBE,
@@ -336,7 +336,7 @@ impl Client {
         Ok(())
     }
 
-    fn legacy_only(&self, method: &str) -> Result<(), Error> {
+    fn only_2025(&self, method: &str) -> Result<(), Error> {
         match self.server.era {
             Era::V2026_07_28 => Err(Error::msg(format!(
                 "{} does not exist in 2026-07-28 (use subscriptions/listen)",

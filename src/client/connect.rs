@@ -58,14 +58,14 @@ pub(crate) fn negotiate(
     let outcome = match &first {
         // VER-2: -32022 lists what the server serves; one that this client
         // speaks is asked again, once.
-        Err(e) if offers_modern(e) => discover(client, probe_timeout),
+        Err(e) if offers_2026(e) => discover(client, probe_timeout),
         _ => first,
     };
     match outcome {
         Ok(Some(negotiated)) => Ok(negotiated),
         Ok(None) if pinned.is_none() => initialize(client),
         Ok(None) => Err(Error::msg(
-            "the server does not serve 2026-07-28 (server/discover lists no modern version)",
+            "the server does not serve 2026-07-28 (server/discover lists no 2026-07-28 version)",
         )),
         Err(e) if pinned.is_none() && falls_back(&e) => {
             log::debug!("server/discover failed ({}); trying initialize", e);
@@ -78,7 +78,7 @@ pub(crate) fn negotiate(
 
 /// `-32022` (UnsupportedProtocolVersion) whose `data.supported` lists a
 /// version this client speaks in 2026-07-28.
-fn offers_modern(e: &Error) -> bool {
+fn offers_2026(e: &Error) -> bool {
     match e.kind() {
         ErrorKind::Server(error)
             if error.code == crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
@@ -90,7 +90,7 @@ fn offers_modern(e: &Error) -> bool {
                 .and_then(Value::as_array)
                 .map_or(false, |list| {
                     list.iter()
-                        .any(|v| v.as_str().map_or(false, versions::is_modern))
+                        .any(|v| v.as_str().and_then(Era::of) == Some(Era::V2026_07_28))
                 })
         }
         _ => false,

@@ -117,21 +117,21 @@ impl HttpLink {
         self.state.lock().session.clone()
     }
 
-    /// The headers of a POST carrying `body_meta`'s request: the modern
+    /// The headers of a POST carrying `body_meta`'s request: the 2026-07-28
     /// routing headers when the request claims 2026-07-28 (HTTP-2), the
     /// session's otherwise.
     fn headers(
         &self,
         method: &str,
         name: Option<&str>,
-        modern: bool,
+        v2026: bool,
     ) -> Vec<(&'static str, String)> {
         let mut headers = vec![
             ("Content-Type", "application/json".to_string()),
             ("Accept", "application/json, text/event-stream".to_string()),
         ];
         let state = self.state.lock();
-        if modern {
+        if v2026 {
             headers.push(("MCP-Protocol-Version", versions::V2026_07_28.to_string()));
             headers.push(("Mcp-Method", method.to_string()));
             if let Some(name) = name {
@@ -159,9 +159,9 @@ impl HttpLink {
         wait: &Wait<'_>,
         resume: Option<&str>,
     ) -> Result<Outcome, Error> {
-        let modern = is_modern(&out.params);
+        let v2026 = is_2026(&out.params);
         let mut headers: Vec<(String, String)> = self
-            .headers(&out.method, out.name.as_deref(), modern)
+            .headers(&out.method, out.name.as_deref(), v2026)
             .into_iter()
             .map(|(name, value)| (name.to_string(), value))
             .collect();
@@ -175,7 +175,7 @@ impl HttpLink {
             }
             None => {
                 if let (true, Some(name)) = (
-                    modern && out.method == methods::TOOLS_CALL,
+                    v2026 && out.method == methods::TOOLS_CALL,
                     out.name.as_deref(),
                 ) {
                     let arguments = out.params.get("arguments");
@@ -217,7 +217,7 @@ impl HttpLink {
         if head.status == 200 && media == "application/json" {
             return Ok(Outcome::Answer(response_to(&bytes, &out.id)));
         }
-        Err(self.refusal(&head, &bytes, !is_modern(&out.params)))
+        Err(self.refusal(&head, &bytes, !is_2026(&out.params)))
     }
 
     /// An answer that is not a 200 with a result: a JSON-RPC error body
@@ -369,15 +369,15 @@ impl HttpLink {
 
     /// POSTs a notification or a response; `202` (or `200`) expected.
     fn post_message(&self, message: &Message, timeout: Duration) -> Result<(), Error> {
-        let modern = match message {
-            Message::Notification(n) => n.params.as_ref().map_or(false, is_modern),
+        let v2026 = match message {
+            Message::Notification(n) => n.params.as_ref().map_or(false, is_2026),
             _ => false,
         };
         let method = match message {
             Message::Notification(n) => n.method.clone(),
             _ => String::new(),
         };
-        let headers = self.headers(&method, None, modern);
+        let headers = self.headers(&method, None, v2026);
         let body = message.to_json_string().into_bytes();
         let wait = Wait {
             deadline: std::time::Instant::now() + timeout,
@@ -393,7 +393,7 @@ impl HttpLink {
         match (head.status, message) {
             (200 | 202, _) => Ok(()),
             (_, Message::Response(_)) => Err(self.answer_refused(&head, &bytes)),
-            _ => Err(self.refusal(&head, &bytes, !modern)),
+            _ => Err(self.refusal(&head, &bytes, !v2026)),
         }
     }
 
@@ -412,16 +412,16 @@ impl Link for HttpLink {
         if wait.cancel.map_or(false, |t| t.is_cancelled()) {
             return Err(Error::cancelled(None));
         }
-        let modern = is_modern(&out.params);
+        let v2026 = is_2026(&out.params);
         let mut resumption = Resumption::new(self.settings.max_idle_resumes);
         loop {
             let outcome = match self.exchange(out, wait, resumption.last_id()) {
-                Err(e) => return Err(self.failed(e, out, wait, modern)),
+                Err(e) => return Err(self.failed(e, out, wait, v2026)),
                 Ok(outcome) => outcome,
             };
             let (last_id, retry) = match outcome {
                 Outcome::Answer(answer) => return answer,
-                Outcome::Dropped { .. } if modern => {
+                Outcome::Dropped { .. } if v2026 => {
                     return Err(resume::ended(
                         "2026-07-28 streams are not resumed (MHTTP-6)",
                     ))
@@ -433,7 +433,7 @@ impl Link for HttpLink {
             // stream: it is the call's end, not a drop to resume after.
             if pause_or_cancel(pause.min(wait.remaining()), wait) {
                 let cancelled = Error::cancelled(None);
-                return Err(self.failed(cancelled, out, wait, modern));
+                return Err(self.failed(cancelled, out, wait, v2026));
             }
         }
     }
@@ -515,14 +515,14 @@ impl HttpLink {
 
     /// The error of a failed exchange: a cancel or a timeout (which tell
     /// the 2025-11-25 server to stop), or the failure itself.
-    fn failed(&self, e: Error, out: &Outgoing, wait: &Wait<'_>, modern: bool) -> Error {
+    fn failed(&self, e: Error, out: &Outgoing, wait: &Wait<'_>, v2026: bool) -> Error {
         let cancelled = wait.cancel.map_or(false, |t| t.is_cancelled());
         let timed_out = matches!(e.kind(), ErrorKind::Io(io) if is_timeout(io))
             || matches!(e.kind(), ErrorKind::Timeout { .. });
         if !cancelled && !timed_out {
             return e;
         }
-        if !modern && out.method != methods::INITIALIZE {
+        if !v2026 && out.method != methods::INITIALIZE {
             self.send_cancel(
                 &out.id,
                 if cancelled {
@@ -582,12 +582,13 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 /// `true` when the params carry a 2026-07-28 envelope (ERA-1).
-fn is_modern(params: &Value) -> bool {
+fn is_2026(params: &Value) -> bool {
     params
         .get("_meta")
         .and_then(|m| m.get(meta::PROTOCOL_VERSION))
         .and_then(Value::as_str)
-        .map_or(false, versions::is_modern)
+        .and_then(Era::of)
+        == Some(Era::V2026_07_28)
 }
 
 /// The `Bearer` challenge of a `401` or `403`.

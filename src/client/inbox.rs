@@ -75,7 +75,7 @@ pub(crate) struct Inbox {
     /// Listen requests waiting for their acknowledgement (LISTEN-3).
     acks: Mutex<HashMap<RequestId, Sender<Value>>>,
     /// Settled on 2026-07-28, where servers send no requests (REM-3).
-    modern: std::sync::atomic::AtomicBool,
+    v2026: std::sync::atomic::AtomicBool,
 }
 
 impl Inbox {
@@ -84,7 +84,7 @@ impl Inbox {
             handlers,
             progress: Mutex::new(HashMap::new()),
             acks: Mutex::new(HashMap::new()),
-            modern: std::sync::atomic::AtomicBool::new(false),
+            v2026: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -156,9 +156,8 @@ impl Inbox {
 
     /// The era settled on.
     pub(crate) fn settle(&self, era: crate::protocol::Era) {
-        let modern = era == crate::protocol::Era::V2026_07_28;
-        self.modern
-            .store(modern, std::sync::atomic::Ordering::SeqCst);
+        let v2026 = era == crate::protocol::Era::V2026_07_28;
+        self.v2026.store(v2026, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// A request from the server (2025-11-25), answered by the program's
@@ -170,7 +169,7 @@ impl Inbox {
     /// elicitation form's fields is read from it ([`form_order`]).
     pub(crate) fn request(&self, request: Request, raw: &[u8]) -> Response {
         let id = request.id.clone();
-        if self.modern.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.v2026.load(std::sync::atomic::Ordering::SeqCst) {
             let error = ErrorObject::new(
                 crate::jsonrpc::ErrorCode::METHOD_NOT_FOUND,
                 format!(

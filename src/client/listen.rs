@@ -138,12 +138,12 @@ impl Client {
     /// request timeout.
     pub fn listen(&self, filter: &SubscriptionFilter) -> Result<Subscription, Error> {
         match self.server.era {
-            Era::V2026_07_28 => self.listen_modern(filter),
-            _ => self.listen_legacy(),
+            Era::V2026_07_28 => self.listen_2026(filter),
+            _ => self.listen_2025(),
         }
     }
 
-    fn listen_modern(&self, filter: &SubscriptionFilter) -> Result<Subscription, Error> {
+    fn listen_2026(&self, filter: &SubscriptionFilter) -> Result<Subscription, Error> {
         let mut params = JsonObject::new();
         params.insert("notifications".into(), serde_json::to_value(filter)?);
         envelope(self, &mut params);
@@ -181,7 +181,7 @@ impl Client {
         }
     }
 
-    pub(crate) fn listen_legacy(&self) -> Result<Subscription, Error> {
+    pub(crate) fn listen_2025(&self) -> Result<Subscription, Error> {
         let token = CancelToken::new();
         let thread = match &self.http {
             // The stream opened on connecting already carries everything

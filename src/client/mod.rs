@@ -14,8 +14,8 @@ mod challenge;
 mod connect;
 mod duplex;
 mod http;
+mod http_sse;
 mod inbox;
-mod legacy_sse;
 mod link;
 mod listen;
 mod options;
@@ -258,13 +258,13 @@ impl Client {
         });
         match self.server.era {
             Era::V2026_07_28 => rounds::run(self, method, params, name, &wait),
-            _ => self.send_legacy(method, params, name, options, &wait),
+            _ => self.send_2025(method, params, name, options, &wait),
         }
     }
 
     /// A 2025-11-25 request; a `404` on the session starts a new one and,
     /// when [`recover::may_retry`] allows, sends the request again there.
-    fn send_legacy(
+    fn send_2025(
         &self,
         method: &str,
         params: JsonObject,
@@ -344,7 +344,7 @@ impl Client {
         if self.http.is_none() || self.server.era == Era::V2026_07_28 {
             return;
         }
-        match self.listen_legacy() {
+        match self.listen_2025() {
             Ok(subscription) => *self.background.lock() = Some(subscription),
             Err(e) => log::debug!("no GET stream: {}", e),
         }

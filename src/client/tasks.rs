@@ -344,17 +344,17 @@ impl Client {
         let mut current = task;
         loop {
             watch.report(&current);
-            let modern = self.server.era == Era::V2026_07_28;
+            let v2026 = self.server.era == Era::V2026_07_28;
             match (current.status, &detail) {
                 (TaskStatus::Cancelled, _) => return Err(cancelled(&current)),
-                (status, Some(detail)) if modern && status.is_terminal() => {
-                    return modern_outcome(&current, detail)
+                (status, Some(detail)) if v2026 && status.is_terminal() => {
+                    return outcome_2026(&current, detail)
                 }
-                (status, _) if status.is_terminal() && !modern => {
+                (status, _) if status.is_terminal() && !v2026 => {
                     return self.fetch_result(&current.task_id, budget)
                 }
                 (status, _) if status.is_terminal() => {}
-                (TaskStatus::InputRequired, Some(detail)) if modern => {
+                (TaskStatus::InputRequired, Some(detail)) if v2026 => {
                     if !self.answer_task_inputs(&current.task_id, detail, &mut watch, budget)? {
                         budget.pause(interval(&current))?;
                     }
@@ -572,7 +572,7 @@ fn task_params(task_id: &str) -> JsonObject {
 }
 
 /// A 2026-07-28 terminal task's outcome, as `tasks/get` inlines it.
-fn modern_outcome(task: &Task, detail: &Value) -> Result<CallToolResult, Error> {
+fn outcome_2026(task: &Task, detail: &Value) -> Result<CallToolResult, Error> {
     match task.status {
         TaskStatus::Failed => {
             let error = detail.get("error").cloned().unwrap_or(Value::Null);

@@ -58,6 +58,36 @@ pub enum Era {
     V2026_07_28,
 }
 
+impl Era {
+    /// The protocol versions served in this era, newest first: for
+    /// 2025-11-25, the ones `initialize` negotiates
+    /// ([`versions::SUPPORTED`]); for 2026-07-28, the ones a request's
+    /// `_meta` may name (what `server/discover` lists as
+    /// `supportedVersions`).
+    pub fn versions(self) -> &'static [&'static str] {
+        match self {
+            Era::V2025_11_25 => versions::SUPPORTED,
+            Era::V2026_07_28 => &[versions::V2026_07_28],
+        }
+    }
+
+    /// The era that serves the protocol `version`, `None` for a version
+    /// neither serves (e.g. `"2026-01-01"`).
+    ///
+    /// ```
+    /// use tiny_mcp::Era;
+    ///
+    /// assert_eq!(Era::of("2025-06-18"), Some(Era::V2025_11_25));
+    /// assert_eq!(Era::of("2026-07-28"), Some(Era::V2026_07_28));
+    /// assert_eq!(Era::of("2026-01-01"), None);
+    /// ```
+    pub fn of(version: &str) -> Option<Era> {
+        [Era::V2025_11_25, Era::V2026_07_28]
+            .into_iter()
+            .find(|era| era.versions().contains(&version))
+    }
+}
+
 /// Protocol version strings.
 pub mod versions {
     /// The newest revision with the `initialize` handshake (the crate also
@@ -79,16 +109,10 @@ pub mod versions {
         SUPPORTED.contains(&version)
     }
 
-    /// 2026-07-28: the stateless revision (no `initialize`, per-request
-    /// `_meta`, `server/discover`, `subscriptions/listen`).
+    /// 2026-07-28: the revision without a handshake (no `initialize`,
+    /// per-request `_meta`, `server/discover`, `subscriptions/listen`);
+    /// see [`Era::V2026_07_28`](super::Era::V2026_07_28).
     pub const V2026_07_28: &str = "2026-07-28";
-    /// Every stateless (modern) version served, newest first.
-    pub const MODERN: &[&str] = &[V2026_07_28];
-
-    /// `true` if `version` is one of [`MODERN`].
-    pub fn is_modern(version: &str) -> bool {
-        MODERN.contains(&version)
-    }
 }
 
 /// `_meta` keys of the 2026-07-28 request envelope and results.

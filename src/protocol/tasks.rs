@@ -197,20 +197,17 @@ mod tests {
     // TASK-5 and SEP-2663: a task reads from either era's names.
     #[test]
     fn tasks_read_from_both_eras() {
-        let legacy: Task = serde_json::from_str(
+        let v2025: Task = serde_json::from_str(
             r#"{"taskId":"a","status":"working","createdAt":"x","lastUpdatedAt":"y","ttl":null,"pollInterval":250}"#,
         )
         .unwrap();
-        assert_eq!((legacy.ttl, legacy.poll_interval), (None, Some(250)));
-        let modern: Task = serde_json::from_str(
+        assert_eq!((v2025.ttl, v2025.poll_interval), (None, Some(250)));
+        let v2026: Task = serde_json::from_str(
             r#"{"resultType":"task","taskId":"b","status":"input_required","createdAt":"x","lastUpdatedAt":"y","ttlMs":60000,"pollIntervalMs":500,"inputRequests":{}}"#,
         )
         .unwrap();
-        assert_eq!(modern.status, TaskStatus::InputRequired);
-        assert_eq!(
-            (modern.ttl, modern.poll_interval),
-            (Some(60_000), Some(500))
-        );
+        assert_eq!(v2026.status, TaskStatus::InputRequired);
+        assert_eq!((v2026.ttl, v2026.poll_interval), (Some(60_000), Some(500)));
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub(crate) fn receive_checked(
 ) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
     let arrival = Arrival::now(session, caller, &request);
-    dispatch_modern(session, request, envelope, sink, arrival)
+    dispatch_2026(session, request, envelope, sink, arrival)
 }
 
 fn receive_request(
@@ -161,21 +161,21 @@ fn receive_request(
         Era::V2025_11_25
     };
     match session.lock_era(claimed) {
-        Era::V2026_07_28 => receive_modern(session, request, sink, arrival),
+        Era::V2026_07_28 => receive_2026(session, request, sink, arrival),
         _ if claim => {
-            // ERA-6: a modern request on a handshake-era connection.
+            // ERA-6: a 2026-07-28 request on a handshake-era connection.
             let error = ErrorObject::invalid_request(
                 "this connection uses the 2025-11-25 handshake era (initialize); \
                  requests with a 2026-07-28 _meta envelope are not accepted on it",
             );
             respond(session, request, arrival, Err(error))
         }
-        _ => receive_legacy(session, request, sink, arrival),
+        _ => receive_2025(session, request, sink, arrival),
     }
 }
 
 /// LC-1: nothing but the handshake and `ping` before `initialize`.
-fn receive_legacy(
+fn receive_2025(
     session: &Arc<Session>,
     request: Request,
     sink: &Arc<dyn Sink>,
@@ -194,7 +194,7 @@ fn receive_legacy(
 
 /// MOD-*, VER-*, META-*: the envelope is read and its version checked
 /// before the method is looked up.
-fn receive_modern(
+fn receive_2026(
     session: &Arc<Session>,
     request: Request,
     sink: &Arc<dyn Sink>,
@@ -214,13 +214,13 @@ fn receive_modern(
     let checked = envelope::read_envelope(request.params.as_ref())
         .and_then(|e| envelope::check_version(&e.version).map(|()| e));
     match checked {
-        Ok(envelope) => dispatch_modern(session, request, envelope, sink, arrival),
+        Ok(envelope) => dispatch_2026(session, request, envelope, sink, arrival),
         Err(error) => respond(session, request, arrival, Err(error)),
     }
 }
 
 /// Dispatches a 2026-07-28 request whose envelope was read and checked.
-fn dispatch_modern(
+fn dispatch_2026(
     session: &Arc<Session>,
     request: Request,
     envelope: Envelope,

@@ -2,7 +2,7 @@
 //! per-request `_meta` once, checking its version, and the one function
 //! that decorates every 2026-07-28 result.
 //!
-//! A modern request names its version and the client's capabilities in
+//! A 2026-07-28 request names its version and the client's capabilities in
 //! `params._meta` (META-1); nothing is remembered between requests
 //! (GEN-4). Every result carries `resultType` (RES-1) and the server's
 //! identity (RES-3); cacheable ones carry `ttlMs` and `cacheScope`
@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject, Request};
-use crate::protocol::{meta, methods, versions, ClientCapabilities, Implementation, LoggingLevel};
+use crate::protocol::{meta, methods, ClientCapabilities, Era, Implementation, LoggingLevel};
 
 /// Who may reuse a cached result: `"public"` or `"private"` (CACHE-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub(crate) fn read_envelope(params: Option<&Value>) -> Result<Envelope, ErrorObj
 
 /// VER-2: `-32022` with `{supported, requested}` for a version not served.
 pub(crate) fn check_version(version: &str) -> Result<(), ErrorObject> {
-    if versions::is_modern(version) {
+    if Era::of(version) == Some(Era::V2026_07_28) {
         Ok(())
     } else {
         Err(unsupported_version(version))
@@ -148,7 +148,7 @@ pub(crate) fn unsupported_version(requested: &str) -> ErrorObject {
         "Unsupported protocol version",
     )
     .with_data(serde_json::json!({
-        "supported": versions::MODERN,
+        "supported": Era::V2026_07_28.versions(),
         "requested": requested,
     }))
 }

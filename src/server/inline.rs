@@ -17,7 +17,7 @@ use super::registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolE
 use super::scopes::ScopePolicy;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
-    versions, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    versions, Era, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, Resource, SetLevelRequestParams,
 };
@@ -62,7 +62,7 @@ pub(crate) fn ping(_: &Session, _: &Caller, _: Option<Value>) -> Answer {
 pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answer {
     let server = &session.server;
     let mut result = serde_json::json!({
-        "supportedVersions": versions::MODERN,
+        "supportedVersions": Era::V2026_07_28.versions(),
         "capabilities": server.capabilities().for_era(crate::Era::V2026_07_28),
     });
     if let Some(instructions) = &server.instructions {
@@ -78,7 +78,7 @@ pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Valu
         scopes: |p| &p.tools,
         key: |e| &e.tool.name,
     };
-    let modern = params
+    let v2026 = params
         .as_ref()
         .and_then(|p| p.get("_meta"))
         .map_or(false, |m| {
@@ -92,7 +92,7 @@ pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Valu
         scoped,
         |e| {
             let mut tool = e.tool.clone();
-            if modern {
+            if v2026 {
                 tool.execution = None;
             }
             tool

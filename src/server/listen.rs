@@ -4,7 +4,7 @@
 //! A listen request opens one subscription whose id, stamped on every
 //! message as `_meta["io.modelcontextprotocol/subscriptionId"]`, is the
 //! request's JSON-RPC id with its JSON type (LISTEN-5). Request ids are
-//! unique only per sender and modern clients have no session, so two
+//! unique only per sender and 2026-07-28 clients have no session, so two
 //! clients may both listen with id `1`: the registry is keyed by a number it
 //! mints for each stream, never by the request id (DESIGN.md §10).
 

@@ -85,10 +85,10 @@ pub(crate) struct Method {
     pub(crate) eras: Eras,
     /// What must be offered for it to exist in the 2025-11-25 era; when
     /// closed, `-32601`.
-    pub(crate) legacy_gate: Gate,
+    pub(crate) gate_2025: Gate,
     /// The same for the 2026-07-28 era (MOD-3: a method whose capability
     /// the server did not declare does not exist).
-    pub(crate) modern_gate: Gate,
+    pub(crate) gate_2026: Gate,
     /// Where it is answered.
     pub(crate) runs: Runs,
     /// Answered before `initialize` in the 2025-11-25 era (LC-1); every
@@ -114,29 +114,29 @@ pub(crate) struct Method {
 /// The eras a method exists in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Eras {
-    legacy: bool,
-    modern: bool,
+    v2025: bool,
+    v2026: bool,
 }
 
 impl Eras {
     const BOTH: Eras = Eras {
-        legacy: true,
-        modern: true,
+        v2025: true,
+        v2026: true,
     };
-    const LEGACY: Eras = Eras {
-        legacy: true,
-        modern: false,
+    const V2025_11_25: Eras = Eras {
+        v2025: true,
+        v2026: false,
     };
-    const MODERN: Eras = Eras {
-        legacy: false,
-        modern: true,
+    const V2026_07_28: Eras = Eras {
+        v2025: false,
+        v2026: true,
     };
 
     /// `true` if the method exists in `era`.
     pub(crate) fn contain(self, era: Era) -> bool {
         match era {
-            Era::V2025_11_25 => self.legacy,
-            Era::V2026_07_28 => self.modern,
+            Era::V2025_11_25 => self.v2025,
+            Era::V2026_07_28 => self.v2026,
         }
     }
 }
@@ -208,8 +208,8 @@ const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
     Method {
         name,
         eras,
-        legacy_gate: Gate::Open,
-        modern_gate: Gate::Open,
+        gate_2025: Gate::Open,
+        gate_2026: Gate::Open,
         runs,
         before_initialize: false,
         mcp_name: None,
@@ -228,21 +228,21 @@ pub(crate) const METHODS: &[Method] = &[
         before_initialize: true,
         ..row(
             m::INITIALIZE,
-            Eras::LEGACY,
+            Eras::V2025_11_25,
             Runs::Inline(inline::initialize),
         )
     },
     Method {
         before_initialize: true,
-        ..row(m::PING, Eras::LEGACY, Runs::Inline(inline::ping))
+        ..row(m::PING, Eras::V2025_11_25, Runs::Inline(inline::ping))
     },
     Method {
-        modern_gate: Gate::Tools,
+        gate_2026: Gate::Tools,
         cacheable: true,
         ..row(m::TOOLS_LIST, Eras::BOTH, Runs::Inline(inline::list_tools))
     },
     Method {
-        modern_gate: Gate::Tools,
+        gate_2026: Gate::Tools,
         mcp_name: Some("name"),
         mcp_params: true,
         asks_input: true,
@@ -250,7 +250,7 @@ pub(crate) const METHODS: &[Method] = &[
         ..row(m::TOOLS_CALL, Eras::BOTH, Runs::Worker(run::call_tool))
     },
     Method {
-        modern_gate: Gate::Resources,
+        gate_2026: Gate::Resources,
         cacheable: true,
         ..row(
             m::RESOURCES_LIST,
@@ -259,7 +259,7 @@ pub(crate) const METHODS: &[Method] = &[
         )
     },
     Method {
-        modern_gate: Gate::Resources,
+        gate_2026: Gate::Resources,
         cacheable: true,
         ..row(
             m::RESOURCES_TEMPLATES_LIST,
@@ -268,7 +268,7 @@ pub(crate) const METHODS: &[Method] = &[
         )
     },
     Method {
-        modern_gate: Gate::Resources,
+        gate_2026: Gate::Resources,
         mcp_name: Some("uri"),
         asks_input: true,
         cacheable: true,
@@ -280,24 +280,24 @@ pub(crate) const METHODS: &[Method] = &[
         )
     },
     Method {
-        legacy_gate: Gate::Resources,
+        gate_2025: Gate::Resources,
         offer: Some(Offer::Resource),
         ..row(
             m::RESOURCES_SUBSCRIBE,
-            Eras::LEGACY,
+            Eras::V2025_11_25,
             Runs::Inline(inline::subscribe),
         )
     },
     Method {
-        legacy_gate: Gate::Resources,
+        gate_2025: Gate::Resources,
         ..row(
             m::RESOURCES_UNSUBSCRIBE,
-            Eras::LEGACY,
+            Eras::V2025_11_25,
             Runs::Inline(inline::unsubscribe),
         )
     },
     Method {
-        modern_gate: Gate::Prompts,
+        gate_2026: Gate::Prompts,
         cacheable: true,
         ..row(
             m::PROMPTS_LIST,
@@ -306,15 +306,15 @@ pub(crate) const METHODS: &[Method] = &[
         )
     },
     Method {
-        modern_gate: Gate::Prompts,
+        gate_2026: Gate::Prompts,
         mcp_name: Some("name"),
         asks_input: true,
         offer: Some(Offer::Prompt),
         ..row(m::PROMPTS_GET, Eras::BOTH, Runs::Worker(run::get_prompt))
     },
     Method {
-        legacy_gate: Gate::CompletionHandler,
-        modern_gate: Gate::Completions,
+        gate_2025: Gate::CompletionHandler,
+        gate_2026: Gate::Completions,
         offer: Some(Offer::Reference),
         ..row(
             m::COMPLETION_COMPLETE,
@@ -324,62 +324,82 @@ pub(crate) const METHODS: &[Method] = &[
     },
     row(
         m::LOGGING_SET_LEVEL,
-        Eras::LEGACY,
+        Eras::V2025_11_25,
         Runs::Inline(inline::set_level),
     ),
     Method {
         cacheable: true,
         ..row(
             m::SERVER_DISCOVER,
-            Eras::MODERN,
+            Eras::V2026_07_28,
             Runs::Inline(inline::discover),
         )
     },
     Method {
         offer: Some(Offer::Subscriptions),
-        ..row(m::SUBSCRIPTIONS_LISTEN, Eras::MODERN, Runs::Listen)
+        ..row(m::SUBSCRIPTIONS_LISTEN, Eras::V2026_07_28, Runs::Listen)
     },
     // Tasks: basic/utilities/tasks (2025-11-25), SEP-2663 (2026-07-28).
-    task_row(m::TASKS_GET, Eras::LEGACY, Runs::Inline(tasks::get_legacy)),
-    task_row(m::TASKS_RESULT, Eras::LEGACY, Runs::Worker(tasks::result)),
-    task_row(m::TASKS_LIST, Eras::LEGACY, Runs::Inline(tasks::list)),
+    task_row(
+        m::TASKS_GET,
+        Eras::V2025_11_25,
+        Runs::Inline(tasks::get_2025),
+    ),
+    task_row(
+        m::TASKS_RESULT,
+        Eras::V2025_11_25,
+        Runs::Worker(tasks::result),
+    ),
+    task_row(m::TASKS_LIST, Eras::V2025_11_25, Runs::Inline(tasks::list)),
     task_row(
         m::TASKS_CANCEL,
-        Eras::LEGACY,
-        Runs::Inline(tasks::cancel_legacy),
+        Eras::V2025_11_25,
+        Runs::Inline(tasks::cancel_2025),
     ),
     Method {
         mcp_name: Some("taskId"),
-        ..task_row(m::TASKS_GET, Eras::MODERN, Runs::Inline(tasks::get_modern))
+        ..task_row(
+            m::TASKS_GET,
+            Eras::V2026_07_28,
+            Runs::Inline(tasks::get_2026),
+        )
     },
     Method {
         mcp_name: Some("taskId"),
-        ..task_row(m::TASKS_UPDATE, Eras::MODERN, Runs::Inline(tasks::update))
+        ..task_row(
+            m::TASKS_UPDATE,
+            Eras::V2026_07_28,
+            Runs::Inline(tasks::update),
+        )
     },
     Method {
         mcp_name: Some("taskId"),
         ..task_row(
             m::TASKS_CANCEL,
-            Eras::MODERN,
-            Runs::Inline(tasks::cancel_modern),
+            Eras::V2026_07_28,
+            Runs::Inline(tasks::cancel_2026),
         )
     },
     // Skills: SEP-2640 (the io.modelcontextprotocol/skills extension).
     Method {
-        modern_gate: Gate::Skills,
+        gate_2026: Gate::Skills,
         cacheable: true,
-        ..row(m::SKILLS_LIST, Eras::MODERN, Runs::Inline(skills::list))
+        ..row(
+            m::SKILLS_LIST,
+            Eras::V2026_07_28,
+            Runs::Inline(skills::list),
+        )
     },
     Method {
-        modern_gate: Gate::Skills,
+        gate_2026: Gate::Skills,
         cacheable: true,
-        ..row(m::SKILLS_GET, Eras::MODERN, Runs::Inline(skills::get))
+        ..row(m::SKILLS_GET, Eras::V2026_07_28, Runs::Inline(skills::get))
     },
     Method {
-        modern_gate: Gate::Skills,
+        gate_2026: Gate::Skills,
         ..row(
             m::RESOURCES_DIRECTORY_READ,
-            Eras::MODERN,
+            Eras::V2026_07_28,
             Runs::Inline(skills::read_directory),
         )
     },
@@ -388,8 +408,8 @@ pub(crate) const METHODS: &[Method] = &[
 /// A `tasks/*` row: it exists while tasks are declared.
 const fn task_row(name: &'static str, eras: Eras, runs: Runs) -> Method {
     Method {
-        legacy_gate: Gate::Tasks,
-        modern_gate: Gate::Tasks,
+        gate_2025: Gate::Tasks,
+        gate_2026: Gate::Tasks,
         ..row(name, eras, runs)
     }
 }
@@ -428,8 +448,8 @@ impl Method {
     /// The gate of this method in `era`.
     pub(crate) fn gate(&self, era: Era) -> Gate {
         match era {
-            Era::V2025_11_25 => self.legacy_gate,
-            Era::V2026_07_28 => self.modern_gate,
+            Era::V2025_11_25 => self.gate_2025,
+            Era::V2026_07_28 => self.gate_2026,
         }
     }
 }
@@ -450,7 +470,7 @@ mod tests {
         CallToolResult, CompleteResult, ElicitRequestFormParams, JsonObject, Server, Tool,
     };
 
-    const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    const META_2026: &str = r#"{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}"#;
 
     /// A server with one tool that asks for input, and a completion handler
@@ -484,8 +504,8 @@ mod tests {
         Message::request(RequestId::Number(id), method, Some(params))
     }
 
-    fn modern(id: i64, method: &str, mut params: Value) -> Message {
-        params["_meta"] = serde_json::from_str(MODERN_META).unwrap();
+    fn request_2026(id: i64, method: &str, mut params: Value) -> Message {
+        params["_meta"] = serde_json::from_str(META_2026).unwrap();
         request(id, method, params)
     }
 
@@ -551,13 +571,13 @@ mod tests {
         let err = answer(session.receive(request(1, m::SERVER_DISCOVER, json!({})), &sink));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
         let (session, sink, _rx) = connect(&server);
-        let err = answer(session.receive(modern(1, m::PING, json!({})), &sink));
+        let err = answer(session.receive(request_2026(1, m::PING, json!({})), &sink));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
-        let ok = answer(session.receive(modern(2, m::SERVER_DISCOVER, json!({})), &sink));
+        let ok = answer(session.receive(request_2026(2, m::SERVER_DISCOVER, json!({})), &sink));
         assert_eq!(ok.unwrap()["supportedVersions"], json!(["2026-07-28"]));
     }
 
-    // Columns `legacy_gate` and `modern_gate` (MOD-3): without prompts,
+    // Columns `gate_2025` and `gate_2026` (MOD-3): without prompts,
     // prompts/list is an empty list in 2025-11-25 and -32601 in 2026-07-28.
     #[test]
     fn gates_differ_by_era() {
@@ -567,10 +587,10 @@ mod tests {
         let ok = answer(session.receive(request(1, m::PROMPTS_LIST, json!({})), &sink));
         assert_eq!(ok.unwrap()["prompts"], json!([]));
         let (session, sink, _rx) = connect(&server);
-        let err = answer(session.receive(modern(1, m::PROMPTS_LIST, json!({})), &sink));
+        let err = answer(session.receive(request_2026(1, m::PROMPTS_LIST, json!({})), &sink));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
         assert_eq!(
-            find(m::RESOURCES_SUBSCRIBE, Era::V2025_11_25).map(|r| r.legacy_gate),
+            find(m::RESOURCES_SUBSCRIBE, Era::V2025_11_25).map(|r| r.gate_2025),
             Some(Gate::Resources)
         );
     }
@@ -580,11 +600,11 @@ mod tests {
     fn runs_say_where_a_method_is_answered() {
         let server = server();
         let (session, sink, _rx) = connect(&server);
-        let listed = session.receive(modern(1, m::TOOLS_LIST, json!({})), &sink);
+        let listed = session.receive(request_2026(1, m::TOOLS_LIST, json!({})), &sink);
         assert!(matches!(listed, Received::Answered(_)));
-        let call = modern(2, m::TOOLS_CALL, json!({"name": "ask"}));
+        let call = request_2026(2, m::TOOLS_CALL, json!({"name": "ask"}));
         assert!(matches!(session.receive(call, &sink), Received::Run(_)));
-        let listen = modern(3, m::SUBSCRIPTIONS_LISTEN, json!({"notifications": {}}));
+        let listen = request_2026(3, m::SUBSCRIPTIONS_LISTEN, json!({"notifications": {}}));
         assert!(matches!(
             session.receive(listen, &sink),
             Received::Listening(_)
@@ -622,10 +642,10 @@ mod tests {
     fn only_rows_that_ask_answer_input_required() {
         let server = server();
         let (session, sink, rx) = connect(&server);
-        let call = modern(1, m::TOOLS_CALL, json!({"name": "ask"}));
+        let call = request_2026(1, m::TOOLS_CALL, json!({"name": "ask"}));
         let result = run(session.receive(call, &sink), &rx).unwrap();
         assert_eq!(result["resultType"], "input_required");
-        let complete = modern(
+        let complete = request_2026(
             2,
             m::COMPLETION_COMPLETE,
             json!({"ref": {"type": "ref/prompt", "name": "p"},
@@ -641,13 +661,13 @@ mod tests {
     fn only_cacheable_results_carry_cache_hints() {
         let server = server();
         let (session, sink, rx) = connect(&server);
-        let listed = answer(session.receive(modern(1, m::TOOLS_LIST, json!({})), &sink));
+        let listed = answer(session.receive(request_2026(1, m::TOOLS_LIST, json!({})), &sink));
         let listed = listed.unwrap();
         assert_eq!(
             (listed["ttlMs"].clone(), listed["cacheScope"].clone()),
             (json!(0), json!("private"))
         );
-        let call = modern(2, m::TOOLS_CALL, json!({"name": "ask"}));
+        let call = request_2026(2, m::TOOLS_CALL, json!({"name": "ask"}));
         let asked = run(session.receive(call, &sink), &rx).unwrap();
         assert!(asked.get("ttlMs").is_none(), "{}", asked);
         assert!(asked["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());

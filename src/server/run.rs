@@ -416,11 +416,11 @@ pub(super) fn failure(ctx: &RequestContext, error: Error) -> Failure {
 /// chose, `-32042` in the 2025-11-25 era, and in the 2026-07-28 era
 /// `input_required` and `-32021`.
 fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
-    let modern = ctx.era() == Era::V2026_07_28;
+    let v2026 = ctx.era() == Era::V2026_07_28;
     match error.kind() {
         ErrorKind::Rpc(_) => Err(failure(ctx, error)),
-        ErrorKind::UrlElicitationRequired(_) if !modern => Err(failure(ctx, error)),
-        ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if modern => {
+        ErrorKind::UrlElicitationRequired(_) if !v2026 => Err(failure(ctx, error)),
+        ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if v2026 => {
             Err(failure(ctx, error))
         }
         _ => Ok(CallToolResult::error(error.to_string())),

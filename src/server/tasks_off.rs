@@ -78,11 +78,11 @@ pub(crate) fn closed(_: &Session, _: &Caller, _: Option<Value>) -> Answer {
     Err(ErrorObject::method_not_found("tasks/*"))
 }
 
-pub(crate) use closed as get_legacy;
-pub(crate) use closed as get_modern;
+pub(crate) use closed as get_2025;
+pub(crate) use closed as get_2026;
 pub(crate) use closed as list;
-pub(crate) use closed as cancel_legacy;
-pub(crate) use closed as cancel_modern;
+pub(crate) use closed as cancel_2025;
+pub(crate) use closed as cancel_2026;
 pub(crate) use closed as update;
 
 pub(crate) fn result(_: &RequestContext, _: Option<Value>) -> Result<Reply, Failure> {

@@ -223,7 +223,7 @@ fn session(f: &Fixture, token: &str) -> String {
 }
 
 /// A 2026-07-28 `tools/call` of `tool`, with its routing headers.
-fn modern_call(tool: &str, meta: Value) -> Req {
+fn call_2026(tool: &str, meta: Value) -> Req {
     modern_call_with(tool, json!({}), meta)
 }
 
@@ -265,7 +265,7 @@ fn no_token_is_a_challenge_naming_the_metadata_and_scope() {
     );
     assert_eq!(got, want);
     // 2026-07-28 on the same endpoint: the same rule.
-    let got = challenge(&f, &modern_call("whoami", json!({})), 401, "a modern call");
+    let got = challenge(&f, &call_2026("whoami", json!({})), 401, "a modern call");
     assert_eq!(got, want);
     // Another scheme is no bearer token.
     let basic = init.clone().header("Authorization", "Basic dXNlcjpwYXNz");
@@ -320,7 +320,7 @@ fn invalid_expired_and_foreign_tokens_are_401_invalid_token() {
     for token in ["nonsense", "expired", "elsewhere"].iter() {
         for (era, req) in [
             ("2025-11-25", init.clone()),
-            (MODERN, modern_call("whoami", json!({}))),
+            (MODERN, call_2026("whoami", json!({}))),
         ]
         .iter()
         {
@@ -367,12 +367,12 @@ fn insufficient_scope_is_403_with_the_needed_scopes() {
         "{}",
         got
     );
-    let modern = bearer(modern_call("admin", json!({})), "user");
+    let modern = bearer(call_2026("admin", json!({})), "user");
     let got = challenge(&f, &modern, 403, "admin as a user (2026-07-28)");
     assert!(got.contains(r#"scope="mcp:tools mcp:admin""#), "{}", got);
     let allowed = send(
         f.addr,
-        &bearer(modern_call("admin", json!({})), "admin"),
+        &bearer(call_2026("admin", json!({})), "admin"),
         "admin",
     );
     allowed.expect_status(200, "admin as root");
@@ -447,7 +447,7 @@ fn metadata_document_at_both_paths() {
 fn handlers_see_principal_headers_and_trace() {
     let f = serve(false);
     let trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let modern = bearer(modern_call("whoami", json!({"traceparent": trace})), "user")
+    let modern = bearer(call_2026("whoami", json!({"traceparent": trace})), "user")
         .header("X-Test", "hello");
     let response = send(f.addr, &modern, "whoami (2026-07-28)");
     response.expect_status(200, "whoami");
@@ -491,7 +491,7 @@ fn handlers_see_principal_headers_and_trace() {
 #[test]
 fn hooks_and_interceptors_in_order() {
     let f = serve(false);
-    let flood = modern_call("whoami", json!({})).header("X-Flood", "1");
+    let flood = call_2026("whoami", json!({})).header("X-Flood", "1");
     let got = challenge(&f, &flood, 401, "a flood without a token");
     assert!(
         got.starts_with("Bearer resource_metadata="),
@@ -504,13 +504,13 @@ fn hooks_and_interceptors_in_order() {
     assert_eq!(response.json()["error"], "slow down");
     let blocked = send(
         f.addr,
-        &bearer(modern_call("blocked", json!({})), "user"),
+        &bearer(call_2026("blocked", json!({})), "user"),
         "blocked",
     );
     assert_eq!(tool_text(&blocked), "intercepted");
     send(
         f.addr,
-        &bearer(modern_call("whoami", json!({})), "user"),
+        &bearer(call_2026("whoami", json!({})), "user"),
         "whoami",
     )
     .expect_status(200, "whoami");
@@ -828,7 +828,7 @@ fn request_state_is_bound_to_its_principal() {
     let f = serve(false);
     let caps = json!({"elicitation": {"form": {}}});
     let first = json!({"io.modelcontextprotocol/clientCapabilities": caps});
-    let asked = send(f.addr, &bearer(modern_call("ask", first), "user"), "ask");
+    let asked = send(f.addr, &bearer(call_2026("ask", first), "user"), "ask");
     let result = asked.rpc()["result"].clone();
     assert_eq!(result["resultType"], "input_required", "{}", result);
     let state = result["requestState"]

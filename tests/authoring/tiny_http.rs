@@ -147,7 +147,7 @@ fn envelope(extra: Value) -> Value {
 
 /// A 2026-07-28 `tools/call` POST with its routing headers (HTTP-2
 /// (2026-07-28)).
-fn modern_call(body: String, tool: &str) -> Req {
+fn call_2026(body: String, tool: &str) -> Req {
     Req::post(body)
         .header("MCP-Protocol-Version", MODERN)
         .header("Mcp-Method", "tools/call")
@@ -258,7 +258,7 @@ fn modern_requests_work_on_the_mount() {
         "tools/call",
         json!({"name": "echo", "arguments": {"message": "modern"}, "_meta": envelope(json!({}))}),
     );
-    let answered = send(site.addr, &modern_call(body, "echo"), "a 2026-07-28 call");
+    let answered = send(site.addr, &call_2026(body, "echo"), "a 2026-07-28 call");
     answered.expect_status(200, "2026-07-28 tools/call");
     assert_eq!(answered.header("content-type"), Some("application/json"));
     assert!(answered.header("mcp-session-id").is_none(), "no session");
@@ -267,7 +267,7 @@ fn modern_requests_work_on_the_mount() {
     assert_eq!(message["result"]["resultType"], "complete", "{}", message);
     let mut conn = Conn::open(site.addr);
     let steps = steps_body(json!(2), envelope(json!({"progressToken": 9})));
-    let head = conn.start(&modern_call(steps, "steps"), "the 2026-07-28 stream head");
+    let head = conn.start(&call_2026(steps, "steps"), "the 2026-07-28 stream head");
     assert!(head.is_sse(), "MHTTP-4: {:?}", head);
     let event = match conn.next_event("the progress event (2026-07-28)") {
         Some(event) => event,

@@ -355,7 +355,7 @@ fn legacy_http10_server() -> String {
     url
 }
 
-// legacy_sse.rs `Poster::post` keeps a connection whose answer was HTTP/1.0
+// http_sse.rs `Poster::post` keeps a connection whose answer was HTTP/1.0
 // without `keep-alive` (wire.rs `Head::keeps_alive` looks only for
 // `Connection: close`); the next POST, within a second, is written on the
 // closed socket, and a failed POST ends the whole link (no second try, as

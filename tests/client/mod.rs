@@ -6,7 +6,7 @@ mod challenges;
 mod events;
 mod fake;
 mod hostile;
-mod legacy_sse;
+mod http_sse;
 mod mcp_cli;
 #[cfg(unix)]
 mod old_servers;

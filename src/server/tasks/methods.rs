@@ -69,14 +69,14 @@ fn check_declared(params: Option<&Value>) -> Result<(), ErrorObject> {
 }
 
 /// `tasks/get` (2025-11-25): the task (TASK-5).
-pub(crate) fn get_legacy(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+pub(crate) fn get_2025(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
     let params: TaskParams = parse_params(params)?;
     let record = find(session, caller, Era::V2025_11_25, &params.task_id)?;
-    Ok(Value::Object(wire::legacy_task(&record)))
+    Ok(Value::Object(wire::task_2025(&record)))
 }
 
 /// `tasks/get` (2026-07-28): the `DetailedTask`.
-pub(crate) fn get_modern(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+pub(crate) fn get_2026(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
     check_declared(params.as_ref())?;
     let params: TaskParams = parse_params(params)?;
     let record = find(session, caller, Era::V2026_07_28, &params.task_id)?;
@@ -85,7 +85,7 @@ pub(crate) fn get_modern(session: &Session, caller: &Caller, params: Option<Valu
 
 /// `tasks/cancel` (2025-11-25): `cancelled` before the answer, which is
 /// the task (TASK-9); a terminal task is `-32602` (TASK-8).
-pub(crate) fn cancel_legacy(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+pub(crate) fn cancel_2025(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
     let params: TaskParams = parse_params(params)?;
     let record = find(session, caller, Era::V2025_11_25, &params.task_id)?;
     if record.status.is_terminal() {
@@ -96,12 +96,12 @@ pub(crate) fn cancel_legacy(session: &Session, caller: &Caller, params: Option<V
         )));
     }
     let record = cancel(session, record);
-    Ok(Value::Object(wire::legacy_task(&record)))
+    Ok(Value::Object(wire::task_2025(&record)))
 }
 
 /// `tasks/cancel` (2026-07-28): an empty acknowledgement, also for a
 /// terminal task.
-pub(crate) fn cancel_modern(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
+pub(crate) fn cancel_2026(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
     check_declared(params.as_ref())?;
     let params: TaskParams = parse_params(params)?;
     let record = find(session, caller, Era::V2026_07_28, &params.task_id)?;
@@ -172,7 +172,7 @@ pub(crate) fn list(session: &Session, caller: &Caller, params: Option<Value>) ->
     let tasks: Vec<Value> = page
         .iter()
         .filter(|r| r.era == Era::V2025_11_25)
-        .map(|r| Value::Object(wire::legacy_task(r)))
+        .map(|r| Value::Object(wire::task_2025(r)))
         .collect();
     let mut result = serde_json::json!({ "tasks": tasks });
     if let Some(next) = next {

@@ -21,9 +21,7 @@ mod store;
 mod wire;
 
 pub(crate) use exchange::{ask_inputs, send_request};
-pub(crate) use methods::{
-    cancel_legacy, cancel_modern, get_legacy, get_modern, list, result, update,
-};
+pub(crate) use methods::{cancel_2025, cancel_2026, get_2025, get_2026, list, result, update};
 pub use store::{MemoryTaskStore, TaskRecord, TaskStore};
 
 use std::collections::HashMap;
@@ -387,9 +385,9 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
 
 fn new_run(ctx: &RequestContext, id: String) -> TaskRun {
     let session = &ctx.session;
-    let legacy = ctx.era() == Era::V2025_11_25;
-    let tied = legacy || session.is_connection();
-    let sink: Arc<dyn Sink> = if legacy {
+    let v2025 = ctx.era() == Era::V2025_11_25;
+    let tied = v2025 || session.is_connection();
+    let sink: Arc<dyn Sink> = if v2025 {
         Arc::new(UnrelatedSink(Arc::clone(session)))
     } else {
         Arc::new(NullSink)
@@ -400,7 +398,7 @@ fn new_run(ctx: &RequestContext, id: String) -> TaskRun {
         flag: ctx.flag.clone(),
         sink,
         session_key: if tied { Some(session.key()) } else { None },
-        session: if legacy {
+        session: if v2025 {
             Some(Arc::clone(session))
         } else {
             None
@@ -459,7 +457,7 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
 /// `notifications/tasks/status` with the task (2025-11-25; optional).
 pub(crate) fn notify_status(run: &TaskRun, record: &TaskRecord) {
     if run.era == Era::V2025_11_25 {
-        let params = Value::Object(wire::legacy_task(record));
+        let params = Value::Object(wire::task_2025(record));
         run.sink.send(Message::notification(
             notifications::TASKS_STATUS,
             Some(params),

@@ -44,7 +44,7 @@ fn millis(duration: std::time::Duration) -> u64 {
 }
 
 /// A 2025-11-25 `Task`.
-pub(crate) fn legacy_task(record: &TaskRecord) -> JsonObject {
+pub(crate) fn task_2025(record: &TaskRecord) -> JsonObject {
     base(record, Era::V2025_11_25)
 }
 
@@ -79,7 +79,7 @@ pub(crate) fn detailed_task(record: &TaskRecord) -> JsonObject {
 /// The `CreateTaskResult` that answers the request a task stands for.
 pub(crate) fn create_result(record: &TaskRecord, server: &ServerInner) -> Value {
     match record.era {
-        Era::V2025_11_25 => serde_json::json!({ "task": legacy_task(record) }),
+        Era::V2025_11_25 => serde_json::json!({ "task": task_2025(record) }),
         Era::V2026_07_28 => {
             let mut result = base(record, Era::V2026_07_28);
             result.insert("resultType".into(), Value::from("task"));
@@ -110,13 +110,13 @@ mod tests {
     // integer milliseconds; no v1 names on the 2026-07-28 wire.
     #[test]
     fn durations_carry_the_eras_names() {
-        let legacy = legacy_task(&record(Era::V2025_11_25));
-        assert_eq!(legacy["ttl"], 60_000);
-        assert!(legacy.contains_key("pollInterval") && !legacy.contains_key("ttlMs"));
-        let modern = detailed_task(&record(Era::V2026_07_28));
-        assert_eq!(modern["ttlMs"], 60_000);
-        assert!(!modern.contains_key("ttl") && !modern.contains_key("pollInterval"));
-        assert_eq!(modern["status"], "working");
+        let v2025 = task_2025(&record(Era::V2025_11_25));
+        assert_eq!(v2025["ttl"], 60_000);
+        assert!(v2025.contains_key("pollInterval") && !v2025.contains_key("ttlMs"));
+        let v2026 = detailed_task(&record(Era::V2026_07_28));
+        assert_eq!(v2026["ttlMs"], 60_000);
+        assert!(!v2026.contains_key("ttl") && !v2026.contains_key("pollInterval"));
+        assert_eq!(v2026["status"], "working");
     }
 
     // SEP-2663 `DetailedTask`: a failed task inlines its error and no result.

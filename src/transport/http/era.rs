@@ -4,7 +4,7 @@
 use super::wire::HttpRequest;
 use super::{Lookup, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message};
-use crate::protocol::{methods, versions};
+use crate::protocol::{methods, versions, Era};
 use crate::server::{envelope, Principal};
 
 /// The paths a POST can take.
@@ -77,7 +77,7 @@ pub(crate) fn choose_path(
         return Path::Refuse(400, error);
     }
     match version {
-        Some(v) if versions::is_modern(v) => Path::Refuse(
+        Some(v) if Era::of(v) == Some(Era::V2026_07_28) => Path::Refuse(
             400,
             ErrorObject::invalid_request(format!(
                 "this session uses the 2025-11-25 handshake era; send {} requests without Mcp-Session-Id",
@@ -109,7 +109,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::transport::http::route::tests::{http, initialize, modern_call};
+    use crate::transport::http::route::tests::{call_2026, http, initialize};
     use crate::transport::http::HttpConfig;
 
     fn shared() -> std::sync::Arc<Shared> {
@@ -132,16 +132,16 @@ mod tests {
         assert!(matches!(path(&[live], initialize()), Path::Refuse(404, _)));
         assert!(matches!(path(&[v2026], initialize()), Path::Initialize));
         assert!(matches!(
-            path(&[v2026], modern_call("echo")),
+            path(&[v2026], call_2026("echo")),
             Path::PerRequest
         ));
         let future = ("mcp-protocol-version", "2099-01-01");
         assert!(matches!(
-            path(&[future], modern_call("echo")),
+            path(&[future], call_2026("echo")),
             Path::PerRequest
         ));
         assert!(matches!(
-            path(&[], modern_call("echo")),
+            path(&[], call_2026("echo")),
             Path::Refuse(400, e) if e.code == ErrorCode::HEADER_MISMATCH
         ));
         let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});

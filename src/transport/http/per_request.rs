@@ -20,7 +20,7 @@ use super::sse::{Stream, StreamSink};
 use super::wire::{HttpRequest, HttpResponse};
 use super::Shared;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
-use crate::protocol::versions;
+use crate::protocol::Era;
 use crate::server::{envelope, methods as table, Caller, Envelope, Received, Sink};
 use crate::session::{Closing, Session};
 
@@ -192,7 +192,7 @@ pub(super) fn post(
         Message::Notification(_) => {
             // HTTP-6 step 5; CANCEL-2: a cancel by id is ignored over HTTP.
             let version = http.header("mcp-protocol-version").unwrap_or("");
-            if !versions::is_modern(version) {
+            if Era::of(version) != Some(Era::V2026_07_28) {
                 return Answer::error(400, None, envelope::unsupported_version(version));
             }
             return Answer::status(202);

@@ -514,14 +514,14 @@ pub(super) mod tests {
             "clientInfo": {"name": "t", "version": "1"}}})
     }
 
-    pub(crate) fn modern_call(name: &str) -> Value {
+    pub(crate) fn call_2026(name: &str) -> Value {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": name, "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {}}}})
     }
 
-    const MODERN: [(&str, &str); 3] = [
+    const HEADERS_2026: [(&str, &str); 3] = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),
         ("mcp-name", "echo"),
@@ -617,9 +617,9 @@ pub(super) mod tests {
     // MHTTP-3, HTTP-6, HTTP-7: a checked 2026-07-28 call becomes a stream
     // that answers JSON when its first message is the response.
     #[test]
-    fn modern_call_is_decided_then_streamed() {
+    fn call_2026_is_decided_then_streamed() {
         let shared = shared(HttpConfig::default());
-        let stream = match decide(&shared, &http("POST", &MODERN, modern_call("echo"))) {
+        let stream = match decide(&shared, &http("POST", &HEADERS_2026, call_2026("echo"))) {
             Answer::Stream(stream) => stream,
             Answer::Whole(r) => panic!("expected a stream, got {}", r.status),
         };
@@ -642,26 +642,26 @@ pub(super) mod tests {
 
     // HTTP-6 (-32020), HTTP-7 (-32601 is 404).
     #[test]
-    fn modern_refusals() {
+    fn refusals_2026() {
         let shared = shared(HttpConfig::default());
-        let wrong_name = [MODERN[0], MODERN[1], ("mcp-name", "other")];
+        let wrong_name = [HEADERS_2026[0], HEADERS_2026[1], ("mcp-name", "other")];
         let response = whole(decide(
             &shared,
-            &http("POST", &wrong_name, modern_call("echo")),
+            &http("POST", &wrong_name, call_2026("echo")),
         ));
         assert_eq!(response.status, 400);
         assert_eq!(body(&response)["error"]["code"], -32020);
         // HTTP-6: a repeated routing header (step 7) wins over a missing
         // envelope (step 8).
-        let mut bare = modern_call("echo");
+        let mut bare = call_2026("echo");
         bare["params"]["_meta"] = Value::Null;
-        let mut twice = http("POST", &MODERN, bare);
+        let mut twice = http("POST", &HEADERS_2026, bare);
         twice.headers.push("mcp-method", "tools/call");
         let response = whole(decide(&shared, &twice));
         assert_eq!(body(&response)["error"]["code"], -32020);
-        let mut unknown = modern_call("echo");
+        let mut unknown = call_2026("echo");
         unknown["method"] = json!("tools/unknown");
-        let headers = [MODERN[0], ("mcp-method", "tools/unknown")];
+        let headers = [HEADERS_2026[0], ("mcp-method", "tools/unknown")];
         let response = whole(decide(&shared, &http("POST", &headers, unknown)));
         assert_eq!(response.status, 404);
         assert_eq!(body(&response)["error"]["code"], -32601);

@@ -246,7 +246,7 @@ fn a_2024_11_05_server_is_spoken_to_over_http_and_sse() {
 #[test]
 fn without_the_fallback_the_posts_refusal_is_the_error() {
     let server = fake(Get::Stream("/messages?sessionId=abc".into()));
-    let off = builder().legacy_sse_fallback(false);
+    let off = builder().http_sse_fallback(false);
     let modern = builder().era(Era::V2026_07_28);
     for attempt in [off, modern] {
         let err = attempt.connect_http(&server.url).unwrap_err();
