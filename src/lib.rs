@@ -331,7 +331,6 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod base64;
-mod cancel;
 mod client;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -342,7 +341,6 @@ mod lines;
 mod protocol;
 mod serve;
 mod server;
-mod session;
 #[cfg(feature = "skills")]
 mod sha256;
 #[cfg(test)]
@@ -361,7 +359,7 @@ pub use transport::http::{HttpServer, HttpServerBuilder};
 pub use transport::memory::MemoryClient;
 
 // Handlers and what they receive.
-pub use cancel::CancellationFlag;
+pub use server::CancellationFlag;
 pub use server::{
     complete_from, typed, ArgumentCompleter, CompletionHandler, PromptHandler, RequestContext,
     ResourceHandler, ResourcePage, ResourceProvider, ResourceTemplateHandler, TemplateVariables,

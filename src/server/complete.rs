@@ -10,10 +10,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::context::RequestContext;
-use super::inline::{parse_params, to_value};
-use super::methods::{Failure, Reply};
+use super::inline::parse_params;
 use super::registry::Registry;
-use super::run::failure;
+use super::reply::failure;
+use super::reply::to_value;
+use super::reply::{Failure, Reply};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{CompleteRequestParams, CompleteResult, Reference};
 use crate::Error;

@@ -14,17 +14,16 @@ use parking_lot::Mutex;
 use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
 use super::input::{InputRequest, InputResponses, Rounds};
-use super::methods::Method;
 use super::tasks::{self, TaskRun, TaskSlot};
-use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
     notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, Era, Implementation, ListRootsResult, LoggingLevel,
     ProgressToken,
 };
+use crate::server::cancel::CancellationFlag;
+use crate::server::session::Session;
 use crate::server::{ServerHandle, Sink};
-use crate::session::Session;
 use crate::{Error, ErrorKind};
 
 /// The context of one request, passed first to every handler.
@@ -44,7 +43,7 @@ use crate::{Error, ErrorKind};
 pub struct RequestContext {
     pub(crate) session: Arc<Session>,
     pub(crate) request_id: RequestId,
-    pub(crate) method: &'static Method,
+    pub(crate) method: MethodTraits,
     pub(crate) flag: CancellationFlag,
     pub(crate) sink: Arc<dyn Sink>,
     pub(crate) link: ClientLink,
@@ -55,6 +54,19 @@ pub struct RequestContext {
     pub(crate) quick: bool,
     /// Whether the request may become a task, or is one.
     pub(crate) task: Mutex<TaskSlot>,
+}
+
+/// What a run needs of its request's row of the method table
+/// ([`methods`](super::methods)): the name, and the two columns read once
+/// the handler returns.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MethodTraits {
+    /// As the spec spells it, e.g. `tools/call`.
+    pub(crate) name: &'static str,
+    /// Its 2026-07-28 result carries `ttlMs` and `cacheScope` (CACHE-1).
+    pub(crate) cacheable: bool,
+    /// Its handler may answer `input_required` (MRTR-1).
+    pub(crate) asks_input: bool,
 }
 
 /// How a request reaches its client, chosen once per request (DESIGN.md

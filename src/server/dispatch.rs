@@ -9,20 +9,21 @@
 //! as a [`Job`] for the transport to run on a worker.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::caller::{Caller, TraceContext};
+use super::caller::Caller;
 use super::envelope::{self, Envelope};
 use super::listen::SubscriptionFilter;
-use super::methods::{self, Answer, Method, Runs, WorkerFn};
+use super::methods::{self, Method, Runs};
+use super::reply::{Answer, WorkerFn};
+use super::run::{Arrival, Job};
 use super::{RequestOutcome, RequestStatus};
-use crate::cancel::{BeginError, CancellationFlag};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{methods as names, notifications, CancelledNotificationParams, Era};
+use crate::server::cancel::{BeginError, CancellationFlag};
+use crate::server::session::Session;
 use crate::server::Sink;
-use crate::session::Session;
 use crate::{Error, ErrorKind};
 
 /// What became of one message from the client.
@@ -41,72 +42,6 @@ pub(crate) enum Received {
     Listening(u64),
     /// A notification or an answer of the client's: nothing to send.
     Consumed,
-}
-
-/// When a request arrived and who sent it: carried from the reading
-/// thread to its answer or its handler run.
-pub(crate) struct Arrival {
-    pub(crate) started: Started,
-    pub(crate) caller: Caller,
-}
-
-impl Arrival {
-    /// Now, for `request` from `caller` to `session`: its trace context is
-    /// read here, once (SEP-414).
-    fn now(session: &Session, mut caller: Caller, request: &Request) -> Arrival {
-        caller.trace = TraceContext::from_params(request.params.as_ref());
-        Arrival {
-            started: Started::now(session),
-            caller,
-        }
-    }
-}
-
-/// When a request arrived: the clock is read only for the
-/// `on_request_finished` hook, the one reader of a request's duration
-/// (about 1% of a quick stdio call's CPU time, by `perf`).
-#[derive(Clone, Copy)]
-pub(crate) struct Started(Option<Instant>);
-
-impl Started {
-    fn now(session: &Session) -> Started {
-        let hooked = session.server.on_request_finished.is_some();
-        Started(if hooked { Some(Instant::now()) } else { None })
-    }
-
-    /// The time since arrival; zero when no hook asked for it.
-    pub(crate) fn elapsed(self) -> Duration {
-        self.0.map_or(Duration::ZERO, |started| started.elapsed())
-    }
-}
-
-/// A request whose handler must run; `run` it on any thread.
-pub(crate) struct Job {
-    pub(super) session: Arc<Session>,
-    pub(super) method: &'static Method,
-    pub(super) call: WorkerFn,
-    pub(super) request: Request,
-    pub(super) flag: CancellationFlag,
-    pub(super) sink: Arc<dyn Sink>,
-    pub(super) arrival: Arrival,
-    /// The envelope of a 2026-07-28 request, read once (boxed: a job is
-    /// moved from the reading thread to where it runs).
-    pub(super) envelope: Option<Box<Envelope>>,
-    /// A quick tool's call: run it where it was read
-    /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool)).
-    pub(super) quick: bool,
-    /// `true` when the request is in the session's in-flight table, where
-    /// a cancel can take it; `false` for a quick call on a connection
-    /// ([`begin`]), which always answers.
-    pub(super) tracked: bool,
-}
-
-impl Job {
-    /// `true` when the transport should run this job on the thread that
-    /// read it instead of a worker: a call of a quick tool.
-    pub(crate) fn is_quick(&self) -> bool {
-        self.quick
-    }
 }
 
 /// Handles one message from the client. Messages related to a request
@@ -256,7 +191,7 @@ fn dispatch(
         Runs::Inline(answer) if !in_use(session, &request.id) => {
             let answer = answer(session, &arrival.caller, request.params.take());
             let answer = match &envelope {
-                Some(_) => answer.map(|v| session.server.decorate(v, method)),
+                Some(_) => answer.map(|v| session.server.decorate(v, method.cacheable)),
                 None => answer,
             };
             respond(session, request, arrival, answer)
@@ -338,7 +273,7 @@ fn begin(
             quick,
             tracked: !untracked,
             session: Arc::clone(session),
-            method,
+            method: method.traits(),
             call,
             request,
             flag,

@@ -8,12 +8,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::caller::Caller;
-use super::methods::Answer;
 use super::registry::{PromptEntry, Registry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::reply::{to_value, Answer};
 use super::scopes::ScopePolicy;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
@@ -21,7 +20,7 @@ use crate::protocol::{
     ListResourceTemplatesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, Resource, SetLevelRequestParams,
 };
-use crate::session::Session;
+use crate::server::session::Session;
 
 /// LC-1, LC-2, LC-8: negotiate once; a second `initialize` changes nothing.
 pub(crate) fn initialize(session: &Session, _: &Caller, params: Option<Value>) -> Answer {
@@ -277,11 +276,6 @@ pub(crate) fn invalid_cursor(cursor: &str) -> ErrorObject {
 
 pub(crate) fn empty() -> Value {
     Value::Object(JsonObject::new())
-}
-
-pub(crate) fn to_value<T: Serialize>(value: T) -> Answer {
-    serde_json::to_value(value)
-        .map_err(|e| ErrorObject::internal(format!("cannot serialize the result: {}", e)))
 }
 
 /// Reads params; absent params read as `{}`. MCP params are objects:

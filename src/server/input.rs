@@ -30,7 +30,7 @@ use crate::protocol::CreateMessageResult;
 use crate::protocol::{
     methods, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ListRootsResult,
 };
-use crate::session::Session;
+use crate::server::session::Session;
 use crate::Error;
 
 /// One request for the client's input: `{"method", "params"}`, where

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::context::RequestContext;
-use super::methods::Failure;
+use super::reply::Failure;
 use crate::jsonrpc::ErrorObject;
 use crate::Error;
 

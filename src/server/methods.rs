@@ -13,69 +13,11 @@
 
 use serde_json::Value;
 
-use super::caller::Caller;
-use super::context::RequestContext;
+use super::context::MethodTraits;
+use super::reply::{InlineFn, WorkerFn};
 use super::scopes::Offer;
-use super::{inline, run, skills, tasks, ServerInner};
-use crate::jsonrpc::ErrorObject;
-use crate::protocol::{methods as m, CallToolResult, Era, ServerCapabilities};
-use crate::session::Session;
-
-/// What an inline answer or a handler run produced.
-pub(crate) type Answer = Result<Value, ErrorObject>;
-
-/// A handler run's result on its way to the client.
-pub(crate) enum Reply {
-    /// A result as a JSON value.
-    Value(Value),
-    /// A tool's result, made a value only where something needs one
-    /// (an interceptor, the 2026-07-28 decoration, a sink that takes only
-    /// messages); the stdout and HTTP stream sinks are given it as it is
-    /// ([`Sink::send_tool_result`](super::Sink::send_tool_result)).
-    Tool {
-        result: CallToolResult,
-        /// Decorated for 2026-07-28: `_meta` stamped, `resultType` due.
-        complete: bool,
-    },
-}
-
-impl Reply {
-    /// A tool's result, not decorated yet.
-    pub(crate) fn tool(result: CallToolResult) -> Reply {
-        Reply::Tool {
-            result,
-            complete: false,
-        }
-    }
-
-    /// The result as a JSON value.
-    pub(crate) fn into_value(self) -> Answer {
-        match self {
-            Reply::Value(value) => Ok(value),
-            Reply::Tool { result, complete } => {
-                let answer = super::ToolAnswer {
-                    result: &result,
-                    complete,
-                };
-                super::inline::to_value(answer)
-            }
-        }
-    }
-}
-
-/// How a handler run ended, short of a result.
-pub(crate) enum Failure {
-    /// Send this error.
-    Rpc(ErrorObject),
-    /// Answer `input_required` (2026-07-28, MRTR-1).
-    InputRequired,
-}
-
-impl From<ErrorObject> for Failure {
-    fn from(e: ErrorObject) -> Self {
-        Failure::Rpc(e)
-    }
-}
+use super::{calls, inline, skills, tasks, ServerInner};
+use crate::protocol::{methods as m, Era, ServerCapabilities};
 
 /// One method.
 pub(crate) struct Method {
@@ -196,13 +138,6 @@ pub(crate) enum Runs {
     Listen,
 }
 
-/// A method answered on the reading thread; the caller matters to the
-/// lists, which may be filtered by scope.
-pub(crate) type InlineFn = fn(&Session, &Caller, Option<Value>) -> Answer;
-
-/// A handler call run on a worker.
-pub(crate) type WorkerFn = fn(&RequestContext, Option<Value>) -> Result<Reply, Failure>;
-
 /// Shorthand for the rows below.
 const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
     Method {
@@ -247,7 +182,7 @@ pub(crate) const METHODS: &[Method] = &[
         mcp_params: true,
         asks_input: true,
         offer: Some(Offer::Tool),
-        ..row(m::TOOLS_CALL, Eras::BOTH, Runs::Worker(run::call_tool))
+        ..row(m::TOOLS_CALL, Eras::BOTH, Runs::Worker(calls::call_tool))
     },
     Method {
         gate_2026: Gate::Resources,
@@ -276,7 +211,7 @@ pub(crate) const METHODS: &[Method] = &[
         ..row(
             m::RESOURCES_READ,
             Eras::BOTH,
-            Runs::Worker(run::read_resource),
+            Runs::Worker(calls::read_resource),
         )
     },
     Method {
@@ -310,7 +245,7 @@ pub(crate) const METHODS: &[Method] = &[
         mcp_name: Some("name"),
         asks_input: true,
         offer: Some(Offer::Prompt),
-        ..row(m::PROMPTS_GET, Eras::BOTH, Runs::Worker(run::get_prompt))
+        ..row(m::PROMPTS_GET, Eras::BOTH, Runs::Worker(calls::get_prompt))
     },
     Method {
         gate_2025: Gate::CompletionHandler,
@@ -439,12 +374,34 @@ pub(crate) fn offer_of(name: &str) -> Option<Offer> {
         .and_then(|method| method.offer)
 }
 
+/// The scopes a request for `name` with `params` needs: the server-wide
+/// ones, then those of the tool, prompt or resource it acts on (its row's
+/// `offer`). HTTP's second registry question, asked before the request is
+/// dispatched.
+pub(crate) fn scopes_needed(
+    server: &ServerInner,
+    name: &str,
+    params: Option<&Value>,
+) -> Vec<String> {
+    let offer = offer_of(name);
+    server.scopes.needed(&server.registry.read(), offer, params)
+}
+
 /// `true` when `name` opens a listen stream (2026-07-28).
 pub(crate) fn opens_listen(name: &str) -> bool {
     find(name, Era::V2026_07_28).map_or(false, |method| matches!(method.runs, Runs::Listen))
 }
 
 impl Method {
+    /// The columns a handler's run reads.
+    pub(crate) fn traits(&self) -> MethodTraits {
+        MethodTraits {
+            name: self.name,
+            cacheable: self.cacheable,
+            asks_input: self.asks_input,
+        }
+    }
+
     /// The gate of this method in `era`.
     pub(crate) fn gate(&self, era: Era) -> Gate {
         match era {
@@ -464,7 +421,10 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::jsonrpc::{ErrorCode, Message, RequestId};
+    use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId};
+    use crate::server::caller::Caller;
+    use crate::server::context::RequestContext;
+    use crate::server::session::Session;
     use crate::server::{ChannelSink, Received, Sink};
     use crate::{
         CallToolResult, CompleteResult, ElicitRequestFormParams, JsonObject, Server, Tool,
@@ -493,6 +453,11 @@ mod tests {
             .build()
     }
 
+    /// A message from a client without a known sender, as stdio reads one.
+    fn receive(session: &Arc<Session>, message: Message, sink: &Arc<dyn Sink>) -> Received {
+        crate::server::dispatch::receive(session, message, sink, Caller::default())
+    }
+
     fn connect(server: &Server) -> (Arc<Session>, Arc<dyn Sink>, Receiver<Message>) {
         let (sender, receiver) = crossbeam_channel::unbounded();
         let sink: Arc<dyn Sink> = Arc::new(ChannelSink(sender));
@@ -513,7 +478,7 @@ mod tests {
         let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "t", "version": "1"}});
         assert!(matches!(
-            session.receive(request(0, "initialize", params), sink),
+            receive(session, request(0, "initialize", params), sink),
             Received::Answered(r) if r.outcome.is_ok()
         ));
     }
@@ -559,6 +524,12 @@ mod tests {
             find(m::TOOLS_CALL, Era::V2025_11_25).map(|r| r.name),
             Some("tools/call")
         );
+        // tasks::wire::create_result decorates a task's result as not
+        // cacheable, since a task stands for a tools/call.
+        assert_eq!(
+            find(m::TOOLS_CALL, Era::V2026_07_28).map(|r| r.cacheable),
+            Some(false)
+        );
     }
 
     // Column `eras` (REM-1, ERA-6): ping exists only in 2025-11-25,
@@ -568,12 +539,24 @@ mod tests {
         let server = server();
         let (session, sink, _rx) = connect(&server);
         initialize(&session, &sink);
-        let err = answer(session.receive(request(1, m::SERVER_DISCOVER, json!({})), &sink));
+        let err = answer(receive(
+            &session,
+            request(1, m::SERVER_DISCOVER, json!({})),
+            &sink,
+        ));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
         let (session, sink, _rx) = connect(&server);
-        let err = answer(session.receive(request_2026(1, m::PING, json!({})), &sink));
+        let err = answer(receive(
+            &session,
+            request_2026(1, m::PING, json!({})),
+            &sink,
+        ));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
-        let ok = answer(session.receive(request_2026(2, m::SERVER_DISCOVER, json!({})), &sink));
+        let ok = answer(receive(
+            &session,
+            request_2026(2, m::SERVER_DISCOVER, json!({})),
+            &sink,
+        ));
         assert_eq!(ok.unwrap()["supportedVersions"], json!(["2026-07-28"]));
     }
 
@@ -584,10 +567,18 @@ mod tests {
         let server = server();
         let (session, sink, _rx) = connect(&server);
         initialize(&session, &sink);
-        let ok = answer(session.receive(request(1, m::PROMPTS_LIST, json!({})), &sink));
+        let ok = answer(receive(
+            &session,
+            request(1, m::PROMPTS_LIST, json!({})),
+            &sink,
+        ));
         assert_eq!(ok.unwrap()["prompts"], json!([]));
         let (session, sink, _rx) = connect(&server);
-        let err = answer(session.receive(request_2026(1, m::PROMPTS_LIST, json!({})), &sink));
+        let err = answer(receive(
+            &session,
+            request_2026(1, m::PROMPTS_LIST, json!({})),
+            &sink,
+        ));
         assert_eq!(err.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
         assert_eq!(
             find(m::RESOURCES_SUBSCRIBE, Era::V2025_11_25).map(|r| r.gate_2025),
@@ -600,13 +591,13 @@ mod tests {
     fn runs_say_where_a_method_is_answered() {
         let server = server();
         let (session, sink, _rx) = connect(&server);
-        let listed = session.receive(request_2026(1, m::TOOLS_LIST, json!({})), &sink);
+        let listed = receive(&session, request_2026(1, m::TOOLS_LIST, json!({})), &sink);
         assert!(matches!(listed, Received::Answered(_)));
         let call = request_2026(2, m::TOOLS_CALL, json!({"name": "ask"}));
-        assert!(matches!(session.receive(call, &sink), Received::Run(_)));
+        assert!(matches!(receive(&session, call, &sink), Received::Run(_)));
         let listen = request_2026(3, m::SUBSCRIPTIONS_LISTEN, json!({"notifications": {}}));
         assert!(matches!(
-            session.receive(listen, &sink),
+            receive(&session, listen, &sink),
             Received::Listening(_)
         ));
     }
@@ -617,8 +608,12 @@ mod tests {
     fn only_the_handshake_and_ping_precede_initialize() {
         let server = server();
         let (session, sink, _rx) = connect(&server);
-        assert!(answer(session.receive(request(1, m::PING, json!({})), &sink)).is_ok());
-        let err = answer(session.receive(request(2, m::TOOLS_LIST, json!({})), &sink));
+        assert!(answer(receive(&session, request(1, m::PING, json!({})), &sink)).is_ok());
+        let err = answer(receive(
+            &session,
+            request(2, m::TOOLS_LIST, json!({})),
+            &sink,
+        ));
         assert_eq!(err.unwrap_err().code, ErrorCode::INVALID_REQUEST);
     }
 
@@ -643,7 +638,7 @@ mod tests {
         let server = server();
         let (session, sink, rx) = connect(&server);
         let call = request_2026(1, m::TOOLS_CALL, json!({"name": "ask"}));
-        let result = run(session.receive(call, &sink), &rx).unwrap();
+        let result = run(receive(&session, call, &sink), &rx).unwrap();
         assert_eq!(result["resultType"], "input_required");
         let complete = request_2026(
             2,
@@ -651,7 +646,7 @@ mod tests {
             json!({"ref": {"type": "ref/prompt", "name": "p"},
                    "argument": {"name": "a", "value": ""}}),
         );
-        let err = run(session.receive(complete, &sink), &rx).unwrap_err();
+        let err = run(receive(&session, complete, &sink), &rx).unwrap_err();
         assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     }
 
@@ -661,14 +656,18 @@ mod tests {
     fn only_cacheable_results_carry_cache_hints() {
         let server = server();
         let (session, sink, rx) = connect(&server);
-        let listed = answer(session.receive(request_2026(1, m::TOOLS_LIST, json!({})), &sink));
+        let listed = answer(receive(
+            &session,
+            request_2026(1, m::TOOLS_LIST, json!({})),
+            &sink,
+        ));
         let listed = listed.unwrap();
         assert_eq!(
             (listed["ttlMs"].clone(), listed["cacheScope"].clone()),
             (json!(0), json!("private"))
         );
         let call = request_2026(2, m::TOOLS_CALL, json!({"name": "ask"}));
-        let asked = run(session.receive(call, &sink), &rx).unwrap();
+        let asked = run(receive(&session, call, &sink), &rx).unwrap();
         assert!(asked.get("ttlMs").is_none(), "{}", asked);
         assert!(asked["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
     }

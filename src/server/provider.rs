@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::inline::{fixed_resources, invalid_cursor, offset, parse_params, to_value};
-use super::methods::{Failure, Reply};
-use super::run::failure;
+use super::inline::{fixed_resources, invalid_cursor, offset, parse_params};
+use super::reply::failure;
+use super::reply::to_value;
+use super::reply::{Failure, Reply};
 use crate::protocol::{ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource};
 use crate::server::RequestContext;
 use crate::Error;

@@ -1,30 +1,90 @@
-//! Running a handler on a worker (the `Runs::Worker` rows of the method
-//! table): the four handler calls, the TOOL-6 rule for tool failures, and
-//! writing the response unless a cancel won.
+//! Running a handler on a worker: the [`Job`] a dispatcher hands its
+//! transport, the run through the interceptors (a panic is `-32603`), the
+//! era's finishing of the answer, and the response, unless a cancel won.
 
-use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::caller::Caller;
-use super::context::{ClientLink, RequestContext};
-use super::dispatch::{Arrival, Job, Started};
-use super::inline::{parse_params, to_value};
-use super::methods::{Failure, Reply, WorkerFn};
-use super::registry::{Resolved, ToolEntry};
+use super::caller::{Caller, TraceContext};
+use super::context::{ClientLink, MethodTraits, RequestContext};
+use super::envelope::Envelope;
+use super::outcome::{RequestOutcome, RequestStatus};
+use super::reply::{failure, to_value, Failure, Reply, WorkerFn};
+use super::sink::{Sink, ToolAnswer};
 use super::tasks::{self, TaskSlot};
 use super::{input, intercept};
-use super::{RequestOutcome, RequestStatus};
-use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
-use crate::protocol::{
-    CallToolRequestParams, CallToolResult, Era, GetPromptRequestParams, ReadResourceRequestParams,
-};
-use crate::server::{Sink, ToolAnswer};
-use crate::session::Session;
-use crate::{Error, ErrorKind};
+use crate::server::cancel::CancellationFlag;
+use crate::server::session::Session;
+
+/// When a request arrived and who sent it: carried from the reading
+/// thread to its answer or its handler run.
+pub(crate) struct Arrival {
+    pub(crate) started: Started,
+    pub(crate) caller: Caller,
+}
+
+impl Arrival {
+    /// Now, for `request` from `caller` to `session`: its trace context is
+    /// read here, once (SEP-414).
+    pub(super) fn now(session: &Session, mut caller: Caller, request: &Request) -> Arrival {
+        caller.trace = TraceContext::from_params(request.params.as_ref());
+        Arrival {
+            started: Started::now(session),
+            caller,
+        }
+    }
+}
+
+/// When a request arrived: the clock is read only for the
+/// `on_request_finished` hook, the one reader of a request's duration
+/// (about 1% of a quick stdio call's CPU time, by `perf`).
+#[derive(Clone, Copy)]
+pub(crate) struct Started(Option<Instant>);
+
+impl Started {
+    pub(super) fn now(session: &Session) -> Started {
+        let hooked = session.server.on_request_finished.is_some();
+        Started(if hooked { Some(Instant::now()) } else { None })
+    }
+
+    /// The time since arrival; zero when no hook asked for it.
+    pub(crate) fn elapsed(self) -> Duration {
+        self.0.map_or(Duration::ZERO, |started| started.elapsed())
+    }
+}
+
+/// A request whose handler must run; `run` it on any thread.
+pub(crate) struct Job {
+    pub(super) session: Arc<Session>,
+    pub(super) method: MethodTraits,
+    pub(super) call: WorkerFn,
+    pub(super) request: Request,
+    pub(super) flag: CancellationFlag,
+    pub(super) sink: Arc<dyn Sink>,
+    pub(super) arrival: Arrival,
+    /// The envelope of a 2026-07-28 request, read once (boxed: a job is
+    /// moved from the reading thread to where it runs).
+    pub(super) envelope: Option<Box<Envelope>>,
+    /// A quick tool's call: run it where it was read
+    /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool)).
+    pub(super) quick: bool,
+    /// `true` when the request is in the session's in-flight table, where
+    /// a cancel can take it; `false` for a quick call on a connection
+    /// ([`begin`](super::dispatch)), which always answers.
+    pub(super) tracked: bool,
+}
+
+impl Job {
+    /// `true` when the transport should run this job on the thread that
+    /// read it instead of a worker: a call of a quick tool.
+    pub(crate) fn is_quick(&self) -> bool {
+        self.quick
+    }
+}
 
 impl Job {
     /// Runs the handler and writes the response, unless a cancel won.
@@ -179,7 +239,7 @@ fn conclude(
                     })
                 }
                 reply => Ok(Reply::Value(
-                    server.decorate(reply.into_value()?, ctx.method),
+                    server.decorate(reply.into_value()?, ctx.method.cacheable),
                 )),
             }
         }
@@ -240,7 +300,7 @@ fn respond(
             };
             match sink.send_tool_result(&id, &answer) {
                 Some(_) => return RequestStatus::Ok,
-                None => super::inline::to_value(answer),
+                None => to_value(answer),
             }
         }
         Ok(reply) => reply.into_value(),
@@ -255,206 +315,4 @@ fn respond(
         outcome: answer,
     }));
     status
-}
-
-/// `tools/call` (TOOL-3..6): the arguments are checked against the top
-/// level of `inputSchema` before the handler runs.
-pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
-    let params = call_params(params)?;
-    let entry = ctx.session.server.registry.read().tool(&params.name);
-    let entry = entry
-        .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {}", params.name)))?;
-    let arguments = params.arguments.unwrap_or_default();
-    let slot = tasks::plan(ctx, &entry.tool, params.task.as_ref())?;
-    let eager = matches!(slot, TaskSlot::Possible { eager: true, .. });
-    *ctx.task.lock() = slot;
-    if eager {
-        tasks::start(ctx).map_err(|e| Failure::Rpc(e.to_wire(ctx.era())))?;
-    }
-    let result = match entry.input.check_arguments(&arguments) {
-        Err(problem) => CallToolResult::error(format!(
-            "invalid arguments for tool {}: {}",
-            params.name, problem
-        )),
-        Ok(()) => match entry.handler.call(ctx, arguments) {
-            Ok(result) => kept_promise(&entry, result),
-            Err(e) => tool_error(ctx, e)?,
-        },
-    };
-    Ok(Reply::tool(result))
-}
-
-/// `tools/call`'s params. The usual shape (a string `name`, `arguments`
-/// and `_meta` objects or absent, no `task`) is taken apart by hand, so
-/// that the arguments move into the handler's map as they were read;
-/// anything else is read as every method's params are ([`parse_params`]),
-/// with its messages. Other members are ignored, as there.
-fn call_params(params: Option<Value>) -> Result<CallToolRequestParams, ErrorObject> {
-    let object = match params {
-        Some(Value::Object(object)) if is_plain_call(&object) => object,
-        params => return parse_params(params),
-    };
-    let mut call = CallToolRequestParams {
-        name: String::new(),
-        arguments: None,
-        task: None,
-        meta: None,
-    };
-    for (key, value) in object {
-        match (key.as_str(), value) {
-            ("name", Value::String(name)) => call.name = name,
-            ("arguments", Value::Object(map)) => call.arguments = Some(map),
-            ("_meta", Value::Object(map)) => call.meta = Some(map),
-            _ => {}
-        }
-    }
-    Ok(call)
-}
-
-/// See [`call_params`]: one look at each member.
-fn is_plain_call(object: &crate::jsonrpc::JsonObject) -> bool {
-    let mut named = false;
-    for (key, value) in object {
-        match (key.as_str(), value) {
-            ("name", Value::String(_)) => named = true,
-            ("name", _) | ("task", _) => return false,
-            ("arguments" | "_meta", Value::Object(_)) => {}
-            ("arguments" | "_meta", _) => return false,
-            _ => {}
-        }
-    }
-    named
-}
-
-/// A tool that declares an `outputSchema` must return `structuredContent`
-/// that conforms to it (server/tools "Output Schema": servers MUST provide
-/// structured results that conform); a result that does not is replaced
-/// by an `isError` result saying why, and logged, rather than passed on
-/// to a client that would reject it. Failed results (`isError`) pass.
-fn kept_promise(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
-    let tool = &entry.tool;
-    let schema = match &entry.output {
-        Some(schema) if result.is_error != Some(true) => schema,
-        _ => return result,
-    };
-    let problem = match &result.structured_content {
-        None => "declares an outputSchema but returned no structuredContent".to_string(),
-        Some(value) => match schema.check_output(value) {
-            Ok(()) => return result,
-            Err(problem) => format!(
-                "returned structuredContent that breaks its outputSchema: {}",
-                problem
-            ),
-        },
-    };
-    log::warn!("tool {} {}", tool.name, problem);
-    CallToolResult::error(format!("tool {} {}", tool.name, problem))
-}
-
-/// `prompts/get` (PRM-3): required arguments are checked first.
-pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
-    let params: GetPromptRequestParams = parse_params(params)?;
-    let entry = ctx.session.server.registry.read().prompt(&params.name);
-    let entry = entry
-        .ok_or_else(|| ErrorObject::invalid_params(format!("unknown prompt: {}", params.name)))?;
-    let arguments: BTreeMap<String, String> = params.arguments.unwrap_or_default();
-    for argument in entry.prompt.arguments.iter().flatten() {
-        if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
-            return Err(ErrorObject::invalid_params(format!(
-                "missing required argument {} for prompt {}",
-                argument.name, params.name
-            ))
-            .into());
-        }
-    }
-    let result = entry
-        .handler
-        .get(ctx, arguments)
-        .map_err(|e| failure(ctx, e))?;
-    Ok(Reply::Value(to_value(result)?))
-}
-
-/// `resources/read` (RES-4): a fixed resource, else the first provider
-/// that knows the URI, else the first template that matches; none is
-/// `-32002` (`-32602` in 2026-07-28).
-pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
-    let params: ReadResourceRequestParams = parse_params(params)?;
-    let uri = params.uri.as_str();
-    let (resolved, providers) = {
-        let registry = ctx.session.server.registry.read();
-        (registry.resolve(uri), registry.providers.clone())
-    };
-    let result = match resolved {
-        Some(Resolved::Resource(entry)) => entry.handler.read(ctx, uri),
-        other => match providers.iter().find_map(|p| p.read(ctx, uri)) {
-            Some(result) => result,
-            None => match other {
-                Some(Resolved::Template(entry, vars)) => entry.handler.read(ctx, uri, &vars),
-                _ => Err(Error::resource_not_found(uri)),
-            },
-        },
-    };
-    Ok(Reply::Value(to_value(
-        result.map_err(|e| failure(ctx, e))?,
-    )?))
-}
-
-/// A handler's error as the failure this request sends: `input_required`
-/// where the method's row allows it in the 2026-07-28 era (MRTR-1), else
-/// the JSON-RPC error of [`Error::to_wire`].
-pub(super) fn failure(ctx: &RequestContext, error: Error) -> Failure {
-    let era = ctx.era();
-    if error.is_input_required() && era == Era::V2026_07_28 && ctx.method.asks_input {
-        Failure::InputRequired
-    } else {
-        Failure::Rpc(error.to_wire(era))
-    }
-}
-
-/// TOOL-6: a tool's failure is a result with `isError: true`, except the
-/// errors that must reach the client otherwise: JSON-RPC errors the handler
-/// chose, `-32042` in the 2025-11-25 era, and in the 2026-07-28 era
-/// `input_required` and `-32021`.
-fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
-    let v2026 = ctx.era() == Era::V2026_07_28;
-    match error.kind() {
-        ErrorKind::Rpc(_) => Err(failure(ctx, error)),
-        ErrorKind::UrlElicitationRequired(_) if !v2026 => Err(failure(ctx, error)),
-        ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if v2026 => {
-            Err(failure(ctx, error))
-        }
-        _ => Ok(CallToolResult::error(error.to_string())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    // TOOL-3: `tools/call`'s params read by hand agree with the general
-    // reading, in the usual shape and in every unusual one (a `task`, a
-    // null or misshapen member, a missing or non-string name).
-    #[test]
-    fn call_params_agree_with_the_general_reading() {
-        let shapes = [
-            json!({"name": "echo", "arguments": {"text": "hi"}}),
-            json!({"name": "echo", "arguments": {"a": 1}, "_meta": {"progressToken": 3}, "x": 1}),
-            json!({"name": "echo"}),
-            json!({"name": "echo", "arguments": null}),
-            json!({"name": "echo", "_meta": null}),
-            json!({"name": "echo", "task": {"ttl": 1000}}),
-            json!({"name": "echo", "arguments": [1]}),
-            json!({"name": 7}),
-            json!({"arguments": {}}),
-            json!([1]),
-        ];
-        for shape in shapes {
-            let general = parse_params::<CallToolRequestParams>(Some(shape.clone()));
-            let by_hand = call_params(Some(shape.clone()));
-            assert_eq!(by_hand, general, "{}", shape);
-        }
-        assert!(call_params(None).is_err(), "a name is required");
-    }
 }

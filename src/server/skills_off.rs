@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::caller::Caller;
-use super::methods::Answer;
+use super::reply::Answer;
 use crate::jsonrpc::ErrorObject;
-use crate::session::Session;
+use crate::server::session::Session;
 
 pub(crate) fn closed(_: &Session, _: &Caller, _: Option<Value>) -> Answer {
     Err(ErrorObject::method_not_found("skills/*"))

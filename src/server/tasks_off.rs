@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use super::caller::Caller;
 use super::context::RequestContext;
-use super::methods::{Answer, Failure, Reply};
+use super::reply::{Answer, Failure, Reply};
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{TaskMetadata, Tool};
 use crate::server::input::InputRequest;
-use crate::session::Session;
+use crate::server::session::Session;
 use crate::Error;
 
 /// No store, no runs.

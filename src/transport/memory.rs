@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
-use crate::server::{Caller, ChannelSink, Principal, Received, Sink};
-use crate::session::{Closing, Session};
+use crate::server::session::{Closing, Session};
+use crate::server::{dispatch, Caller, ChannelSink, Principal, Received, Sink};
 use crate::Server;
 
 type Responder = Box<dyn FnMut(&Request) -> Result<Value, ErrorObject> + Send>;
@@ -93,13 +93,13 @@ impl MemoryClient {
             principal: self.principal.clone(),
             ..Caller::default()
         };
-        match self.session.receive_from(message, &self.sink, caller) {
+        match dispatch::receive(&self.session, message, &self.sink, caller) {
             Received::Answered(response) => {
                 self.sink.send(Message::Response(response));
             }
-            Received::Run(job) if job.is_quick() => job.run(),
             Received::Run(job) => {
-                self.pool.execute(move || job.run());
+                // Refused only once the pool is joined, with the server.
+                let _ = self.pool.schedule(job);
             }
             Received::Listening(_) | Received::Consumed => {}
         }

@@ -13,13 +13,14 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind};
+use crate::server::Job;
 
-type Job = Box<dyn FnOnce() + Send + 'static>;
+type Task = Box<dyn FnOnce() + Send + 'static>;
 
 pub(crate) struct WorkerPool {
-    sender: RwLock<Option<Sender<Job>>>,
-    receiver: Receiver<Job>,
+    sender: RwLock<Option<Sender<Task>>>,
+    receiver: Receiver<Task>,
     /// Workers waiting for a job minus jobs queued: a job submitted while
     /// this is not positive starts a new worker (up to `max_workers`).
     idle: Arc<AtomicIsize>,
@@ -44,6 +45,20 @@ impl WorkerPool {
             max_workers: max_workers.max(1),
             name: name.to_string(),
         }
+    }
+
+    /// Where a handler's run goes, the one scheduling decision every
+    /// transport makes: a quick tool's call
+    /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool))
+    /// runs here, on the thread that read it; any other job goes to a
+    /// worker. Returns `false` when the pool refused it (it is shutting
+    /// down): the job was dropped, and the transport answers for it.
+    pub(crate) fn schedule(&self, job: Job) -> bool {
+        if job.is_quick() {
+            job.run();
+            return true;
+        }
+        self.execute(move || job.run())
     }
 
     /// Runs `job` on a worker. Returns `false` (and drops the job) only if

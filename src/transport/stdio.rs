@@ -16,8 +16,8 @@ use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
 use crate::jsonrpc::{write_result_to, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
-use crate::server::{Received, Sink, ToolAnswer};
-use crate::session::{Closing, Session};
+use crate::server::session::{Closing, Session};
+use crate::server::{dispatch, Caller, Received, Sink, ToolAnswer};
 use crate::{Error, ErrorKind, Server};
 
 /// The stdin buffer of `serve_stdio`: a pipelining client's lines are read
@@ -235,13 +235,13 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
         return;
     }
     match Message::parse(trimmed) {
-        Ok(message) => match session.receive(message, sink) {
+        Ok(message) => match dispatch::receive(session, message, sink, Caller::default()) {
             Received::Answered(response) => {
                 sink.send(Message::Response(response));
             }
-            Received::Run(job) if job.is_quick() => job.run(),
             Received::Run(job) => {
-                pool.execute(move || job.run());
+                // Refused only once the server stops reading this input.
+                let _ = pool.schedule(job);
             }
             Received::Listening(_) | Received::Consumed => {}
         },

@@ -22,14 +22,14 @@ use serde_json::Value;
 
 use super::caller::Caller;
 use super::inline::parse_params;
-use super::methods::Answer;
 use super::provider::{ResourcePage, ResourceProvider};
+use super::reply::Answer;
 use super::RequestContext;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
     extensions, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
 };
-use crate::session::Session;
+use crate::server::session::Session;
 use crate::Error;
 
 /// The manifest every skill directory holds.

@@ -15,8 +15,8 @@ use crate::protocol::{extensions, meta, Era, TaskStatus};
 use crate::server::caller::Caller;
 use crate::server::context::RequestContext;
 use crate::server::inline::parse_params;
-use crate::server::methods::{Answer, Failure, Reply};
-use crate::session::Session;
+use crate::server::reply::{Answer, Failure, Reply};
+use crate::server::session::Session;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

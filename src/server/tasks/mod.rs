@@ -33,14 +33,14 @@ use serde_json::Value;
 
 use super::caller::Caller;
 use super::context::RequestContext;
-use super::methods::Reply;
+use super::reply::Reply;
 use super::sink::{NullSink, Sink};
-use crate::cancel::CancellationFlag;
 use crate::jsonrpc::{ErrorObject, JsonObject, Message, RequestId, Response};
 use crate::protocol::{
     extensions, notifications, Era, TaskMetadata, TaskStatus, TaskSupport, Tool,
 };
-use crate::session::Session;
+use crate::server::cancel::CancellationFlag;
+use crate::server::session::Session;
 use crate::Error;
 
 /// The bounds of tasks: how many are kept and run, for how long, and how

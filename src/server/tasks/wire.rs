@@ -83,14 +83,9 @@ pub(crate) fn create_result(record: &TaskRecord, server: &ServerInner) -> Value 
         Era::V2026_07_28 => {
             let mut result = base(record, Era::V2026_07_28);
             result.insert("resultType".into(), Value::from("task"));
-            let method = crate::server::methods::find(
-                crate::protocol::methods::TOOLS_CALL,
-                Era::V2026_07_28,
-            );
-            match method {
-                Some(method) => server.decorate(Value::Object(result), method),
-                None => Value::Object(result),
-            }
+            // A task stands for a `tools/call`, whose results are not
+            // cacheable (its row in the method table).
+            server.decorate(Value::Object(result), false)
         }
     }
 }

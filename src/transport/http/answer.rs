@@ -20,7 +20,7 @@ use super::sse::{self, Kind, Outgoing, Stream};
 use super::wire::{self, HttpResponse};
 use super::{HttpConfig, HttpSession, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RequestId, Response};
-use crate::session::Session;
+use crate::server::session::Session;
 
 /// How often a stream whose closing cancels a request checks that its
 /// client is still there (MHTTP-7).

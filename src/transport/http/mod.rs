@@ -45,8 +45,8 @@ use parking_lot::{Condvar, Mutex};
 
 use super::pool::WorkerPool;
 use crate::jsonrpc::RequestId;
+use crate::server::session::{Closing, Session};
 use crate::server::ServerInner;
-use crate::session::{Closing, Session};
 use crate::{Error, ErrorKind, Server};
 pub use auth::{ProtectedResource, TokenError, TokenVerifier};
 pub use head::{HttpRefusal, HttpRequestHead};

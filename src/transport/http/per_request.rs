@@ -21,8 +21,8 @@ use super::wire::{HttpRequest, HttpResponse};
 use super::Shared;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, Request};
 use crate::protocol::Era;
-use crate::server::{envelope, methods as table, Caller, Envelope, Received, Sink};
-use crate::session::{Closing, Session};
+use crate::server::session::{Closing, Session};
+use crate::server::{dispatch, envelope, methods as table, Caller, Envelope, Received, Sink};
 
 fn mismatch(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::HEADER_MISMATCH, message)
@@ -238,7 +238,7 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: 
     let receiver = stream.attach(None).receiver;
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(stream));
     let (on_close, json_if_first, guard) =
-        match core.receive_checked(request, envelope, &sink, caller) {
+        match dispatch::receive_checked(&core, request, envelope, &sink, caller) {
             Received::Answered(response) => {
                 let status = match &response.outcome {
                     // LISTEN-14: a refused listen (at the stream limit) is 503.
@@ -249,12 +249,8 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: 
                 let json = Message::Response(response).to_json_string();
                 return Answer::Whole(HttpResponse::json(status, json.into_bytes()));
             }
-            Received::Run(job) if job.is_quick() => {
-                job.run();
-                (OnClose::Cancel(Arc::clone(&core), id), true, None)
-            }
             Received::Run(job) => {
-                if !shared.pool.execute(move || job.run()) {
+                if !shared.pool.schedule(job) {
                     let error = ErrorObject::internal("the server is shutting down");
                     return Answer::error(503, Some(id), error);
                 }

@@ -21,8 +21,9 @@ use super::wire::{HttpRequest, HttpResponse};
 use super::{auth, per_request, HttpSession, Lookup, Shared};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId};
 use crate::protocol::versions;
-use crate::server::{Caller, NullSink, Principal, Received, Sink};
-use crate::session::Session;
+use crate::server::methods;
+use crate::server::session::Session;
+use crate::server::{dispatch, Caller, NullSink, Principal, Received, Sink};
 
 /// Header names, as the spec spells them.
 pub(crate) mod headers {
@@ -109,9 +110,7 @@ fn check_scopes(shared: &Shared, message: &Message, caller: &Caller) -> Option<A
         Message::Request(request) => request,
         _ => return None,
     };
-    let needed = shared
-        .server
-        .scopes_needed(&request.method, request.params.as_ref());
+    let needed = methods::scopes_needed(&shared.server, &request.method, request.params.as_ref());
     let lacking = principal.lacks(&needed);
     if lacking.is_empty() {
         return None;
@@ -138,7 +137,7 @@ fn on_session(
             Message::Request(r) => serve_request(shared, &core, None, r, (accepts, caller)),
             other => {
                 let sink: Arc<dyn Sink> = Arc::new(NullSink);
-                let _ = core.receive(other, &sink);
+                let _ = dispatch::receive(&core, other, &sink, Caller::default());
                 Answer::status(202)
             }
         };
@@ -158,7 +157,7 @@ fn on_session(
         }
         other => {
             let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&session.get_stream)));
-            let _ = session.core.receive(other, &sink);
+            let _ = dispatch::receive(&session.core, other, &sink, Caller::default());
             Answer::status(202)
         }
     }
@@ -216,7 +215,7 @@ fn initialize(
         None => Session::stateless_initialize(&shared.server),
     };
     let sink: Arc<dyn Sink> = Arc::new(NullSink);
-    let response = match core.receive_from(message, &sink, caller) {
+    let response = match dispatch::receive(&core, message, &sink, caller) {
         Received::Answered(response) => response,
         _ => {
             let error = ErrorObject::internal("initialize produced no response");
@@ -277,7 +276,7 @@ fn serve_request(
         stream.set_json_only();
     }
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&stream)));
-    match core.receive_from(Message::Request(request), &sink, caller) {
+    match dispatch::receive(core, Message::Request(request), &sink, caller) {
         Received::Answered(response) => {
             if let Some(s) = session {
                 // The stream was never shown to the client.
@@ -285,9 +284,8 @@ fn serve_request(
             }
             return single(accepts, 200, response_json(response), Vec::new());
         }
-        Received::Run(job) if job.is_quick() => job.run(),
         Received::Run(job) => {
-            if !shared.pool.execute(move || job.run()) {
+            if !shared.pool.schedule(job) {
                 let error = ErrorObject::internal("the server is shutting down");
                 return Answer::error(503, Some(id), error);
             }

@@ -15,8 +15,8 @@ use super::head::may_add_header;
 use super::sse::{Stream, StreamSink};
 use super::{HttpConfig, HttpServerBuilder, Shared};
 use crate::jsonrpc::RequestId;
+use crate::server::session::{Closing, Session};
 use crate::server::{Principal, Sink};
-use crate::session::{Closing, Session};
 use crate::Error;
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.

@@ -21,13 +21,14 @@ use crossbeam_channel::Sender;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::cancel::InFlightTable;
-use crate::jsonrpc::{Message, Request, RequestId};
+use super::cancel::InFlightTable;
+use super::inner::ServerInner;
+use super::sink::Sink;
+use crate::error::Error;
+use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{
     notifications, versions, ClientCapabilities, Era, Implementation, LoggingLevel,
 };
-use crate::server::{dispatch, Caller, Envelope, Received, ServerInner, Sink};
-use crate::Error;
 
 /// What the client told us in `initialize`, and what it set since.
 #[derive(Debug, Clone)]
@@ -152,35 +153,6 @@ impl Session {
         let session = Arc::new(session);
         session.server.register_session(&session);
         session
-    }
-
-    /// Handles one message from the client (see `server/dispatch.rs`);
-    /// messages related to a request go to `sink`.
-    pub(crate) fn receive(self: &Arc<Self>, message: Message, sink: &Arc<dyn Sink>) -> Received {
-        dispatch::receive(self, message, sink, Caller::default())
-    }
-
-    /// [`receive`](Self::receive) for a message whose sender the transport
-    /// knows: the principal and headers in `caller` reach the handler.
-    pub(crate) fn receive_from(
-        self: &Arc<Self>,
-        message: Message,
-        sink: &Arc<dyn Sink>,
-        caller: Caller,
-    ) -> Received {
-        dispatch::receive(self, message, sink, caller)
-    }
-
-    /// Handles a 2026-07-28 request whose envelope the transport has read
-    /// and checked already (HTTP checks it against the headers first).
-    pub(crate) fn receive_checked(
-        self: &Arc<Self>,
-        request: Request,
-        envelope: Envelope,
-        sink: &Arc<dyn Sink>,
-        caller: Caller,
-    ) -> Received {
-        dispatch::receive_checked(self, request, envelope, sink, caller)
     }
 
     /// A fresh id for a request of ours to the client.
