@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::client::BearerChallenge;
+use crate::challenge::BearerChallenge;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject};
 use crate::protocol::{ElicitRequestUrlParams, Era};
 

@@ -332,6 +332,7 @@
 
 mod base64;
 mod cancel;
+mod challenge;
 mod client;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -391,9 +392,9 @@ pub use protocol::{ListTasksResult, Task, TaskMetadata, TaskStatus, TaskSupport,
 pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 // The blocking client.
+pub use challenge::BearerChallenge;
 pub use client::{
-    BearerChallenge, CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription,
-    SubscriptionFilter,
+    CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
 
 // Errors.

@@ -22,12 +22,12 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::challenge::BearerChallenge;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::params::ParamHeaders;
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head};
+use crate::challenge::BearerChallenge;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};

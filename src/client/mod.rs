@@ -10,7 +10,6 @@
 
 mod builder;
 mod calls;
-mod challenge;
 mod connect;
 mod duplex;
 mod http;
@@ -39,7 +38,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use builder::ClientBuilder;
-pub use challenge::BearerChallenge;
 pub use listen::{Subscription, SubscriptionFilter};
 pub use options::{CallOptions, CancelToken};
 pub use stdio::StderrMode;
