@@ -58,7 +58,7 @@ use crate::protocol::{meta, Era, Implementation, LoggingLevel, ServerCapabilitie
 /// HTTP session is ended with `DELETE`, a stdio child is ended).
 ///
 /// Every method returns the server's JSON-RPC error as
-/// [`ErrorKind::Server`], a timeout as [`ErrorKind::Timeout`], a
+/// [`ErrorKind::Peer`], a timeout as [`ErrorKind::Timeout`], a
 /// misbehaving server as [`ErrorKind::Protocol`], and a lost connection
 /// as [`ErrorKind::Io`] or [`ErrorKind::Closed`].
 pub struct Client {

@@ -423,7 +423,7 @@ fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Fail
         ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if modern => {
             Err(failure(ctx, error))
         }
-        _ => Ok(CallToolResult::error(error.to_string())),
+        _ => Ok(CallToolResult::error(error.wire_message())),
     }
 }
 
