@@ -5,6 +5,7 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::challenge::BearerChallenge;
@@ -229,13 +230,14 @@ impl Error {
             ErrorKind::UrlElicitationRequired(_) if v2026 => {
                 ErrorObject::internal("this request requires a URL elicitation")
             }
-            ErrorKind::UrlElicitationRequired(list) => ErrorObject::new(
-                ErrorCode::URL_ELICITATION_REQUIRED,
-                "this request requires more information",
-            )
-            .with_data(serde_json::json!({
-                "elicitations": serde_json::to_value(list).unwrap_or(Value::Null)
-            })),
+            ErrorKind::UrlElicitationRequired(list) => match to_json("URL elicitations", list) {
+                Ok(elicitations) => ErrorObject::new(
+                    ErrorCode::URL_ELICITATION_REQUIRED,
+                    "this request requires more information",
+                )
+                .with_data(serde_json::json!({ "elicitations": elicitations })),
+                Err(e) => ErrorObject::internal(e.to_string()),
+            },
             ErrorKind::CapabilityMissing { capability } if v2026 => missing_capability(capability),
             _ => ErrorObject::internal(self.wire_message()),
         }
@@ -250,6 +252,27 @@ impl Error {
             _ => self.to_string(),
         }
     }
+}
+
+/// `value` as JSON, for a message of ours. Serializing fails only on a bug
+/// of ours (a `Serialize` that errs, a map whose keys are not strings):
+/// logged, and an internal error naming `what` (`-32603` on the wire), the
+/// value itself neither logged nor sent.
+pub(crate) fn to_json<T: Serialize + ?Sized>(what: &str, value: &T) -> Result<Value, Error> {
+    serde_json::to_value(value).map_err(|e| not_serialized(what, &e))
+}
+
+/// `value` as JSON text, as [`to_json`] (for a size).
+pub(crate) fn to_json_bytes<T: Serialize + ?Sized>(
+    what: &str,
+    value: &T,
+) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(value).map_err(|e| not_serialized(what, &e))
+}
+
+fn not_serialized(what: &str, error: &serde_json::Error) -> Error {
+    log::error!("cannot serialize {}: {}", what, error);
+    Error::msg(format!("cannot serialize {}", what))
 }
 
 /// `-32021` naming the capability (dotted path, e.g. `elicitation.form`)
@@ -427,6 +450,20 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("the peer answered with an error: "));
+    }
+
+    // A value of ours that cannot be serialized is an internal error that
+    // names what it was, not null.
+    #[test]
+    fn a_serialization_failure_is_an_internal_error() {
+        let mut bad = std::collections::HashMap::new();
+        bad.insert((1, 2), "a secret");
+        let err = to_json("the thing", &bad).unwrap_err();
+        let obj = err.to_error_object();
+        assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(obj.message, "cannot serialize the thing");
+        assert!(to_json_bytes("the thing", &bad).is_err());
+        assert_eq!(to_json("a number", &1).unwrap(), serde_json::json!(1));
     }
 
     #[test]
