@@ -110,7 +110,7 @@ fn main() {
 fn hint(e: &Error) -> &'static str {
     match e.kind() {
         ErrorKind::Http { status: 404, .. } => " (is the endpoint path right? it is often /mcp)",
-        ErrorKind::Server(o) if o.code.0 == -32021 => {
+        ErrorKind::Peer(o) if o.code.0 == -32021 => {
             " (mcp answers elicitation only when stdin is a terminal, and never sampling)"
         }
         _ => "",
@@ -146,7 +146,7 @@ fn place(args: &Args, e: &Error) -> String {
 /// Which exit code an error gets.
 fn exit_code(e: &Error) -> i32 {
     match e.kind() {
-        ErrorKind::Server(_) | ErrorKind::Protocol(_) | ErrorKind::Json(_) => PROTOCOL_ERROR,
+        ErrorKind::Peer(_) | ErrorKind::Protocol(_) | ErrorKind::Json(_) => PROTOCOL_ERROR,
         ErrorKind::InvalidParams(_) => USAGE_ERROR,
         _ => CONNECTION_ERROR,
     }

@@ -5,9 +5,10 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::client::BearerChallenge;
+use crate::challenge::BearerChallenge;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject};
 use crate::protocol::{ElicitRequestUrlParams, Era};
 
@@ -19,16 +20,30 @@ use crate::protocol::{ElicitRequestUrlParams, Era};
 pub struct Error(Box<ErrorKind>);
 
 /// What went wrong.
+///
+/// The kinds, grouped by the side that sees them:
+///
+/// - both sides: [`Io`](Self::Io), [`Json`](Self::Json),
+///   [`Cancelled`](Self::Cancelled), [`Timeout`](Self::Timeout),
+///   [`Peer`](Self::Peer), [`Closed`](Self::Closed),
+///   [`Message`](Self::Message);
+/// - the server (what a handler returns, and what serving reports):
+///   [`InvalidParams`](Self::InvalidParams),
+///   [`CapabilityMissing`](Self::CapabilityMissing), [`Rpc`](Self::Rpc),
+///   [`UrlElicitationRequired`](Self::UrlElicitationRequired),
+///   [`ResourceNotFound`](Self::ResourceNotFound),
+///   [`InputRequired`](Self::InputRequired),
+///   [`ThreadPanicked`](Self::ThreadPanicked);
+/// - the [`Client`](crate::Client): [`Protocol`](Self::Protocol),
+///   [`Http`](Self::Http), [`SessionExpired`](Self::SessionExpired).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    // Both sides.
     /// Reading or writing a stream failed.
     Io(io::Error),
     /// A value did not have the expected JSON shape.
     Json(serde_json::Error),
-    /// The request's arguments are wrong. For `tools/call` this becomes a
-    /// result with `isError: true`; elsewhere JSON-RPC `-32602`.
-    InvalidParams(String),
     /// The request was cancelled (by `notifications/cancelled`, end of input,
     /// or shutdown). Its response is not sent. For the
     /// [`Client`](crate::Client): the call's
@@ -47,14 +62,27 @@ pub enum ErrorKind {
         /// How long it waited.
         after: Duration,
     },
+    /// The other side answered a request of ours with this JSON-RPC error
+    /// (code, message, data as sent): the client, for a server's request
+    /// (sampling, elicitation, roots…); the server, for a
+    /// [`Client`](crate::Client)'s call.
+    Peer(ErrorObject),
+    /// The connection or transport is gone.
+    Closed,
+    /// A failure described by a message. For `tools/call` it becomes a
+    /// result with `isError: true`; elsewhere `-32603`.
+    Message(String),
+
+    // The server: what a handler returns, and what serving reports.
+    /// The request's arguments are wrong. For `tools/call` this becomes a
+    /// result with `isError: true`; elsewhere JSON-RPC `-32602`.
+    InvalidParams(String),
     /// The client did not declare the capability a call needs, e.g.
     /// `sampling` or `elicitation.url`.
     CapabilityMissing {
         /// The capability, written as a dotted path (`elicitation.form`).
         capability: String,
     },
-    /// The client answered a request of ours with a JSON-RPC error.
-    Client(ErrorObject),
     /// A handler wants exactly this JSON-RPC error sent as the response.
     Rpc(ErrorObject),
     /// The request needs URL-mode elicitations first: sent as `-32042` with
@@ -68,18 +96,12 @@ pub enum ErrorKind {
     /// calls and [`RequestContext::request_inputs`](crate::RequestContext::request_inputs);
     /// pass it on with `?`.
     InputRequired,
-    /// The connection or transport is gone.
-    Closed,
     /// A thread of the crate's panicked (the stdio writer, an HTTP
     /// connection, a worker outside a handler): a bug of ours, reported to
     /// the caller of `serve_io` or `HttpServer::join`. Names the thread.
     ThreadPanicked(String),
-    /// A failure described by a message. For `tools/call` it becomes a
-    /// result with `isError: true`; elsewhere `-32603`.
-    Message(String),
-    /// [`Client`](crate::Client): the server answered a request with this
-    /// JSON-RPC error (code, message, data as sent).
-    Server(ErrorObject),
+
+    // The Client.
     /// [`Client`](crate::Client): the server broke the protocol (a reply
     /// that is not JSON-RPC, a result of the wrong shape, a message over
     /// the size limit, an HTTP answer of the wrong media type). The text
@@ -180,6 +202,7 @@ impl Error {
     /// | [`ErrorKind::ResourceNotFound`] | `-32002`, `data: {uri}` | `-32602`, `data: {uri}` (ERR-2) |
     /// | [`ErrorKind::UrlElicitationRequired`] | `-32042`, `data: {elicitations}` | `-32603` (ERR-2: no `-32042`) |
     /// | [`ErrorKind::CapabilityMissing`] | `-32603` | `-32021`, `data: {requiredCapabilities}` (ERR-3) |
+    /// | [`ErrorKind::Peer`] | `-32603`, "the client answered with an error: …" | the same |
     /// | anything else | `-32603` with the message | the same |
     ///
     /// Whether an error becomes a JSON-RPC error at all is decided before:
@@ -190,13 +213,13 @@ impl Error {
     /// Spec: basic/index "Error codes" and server/tools "Error Handling"
     /// (2025-11-25); basic/index "Errors" (2026-07-28).
     pub fn to_wire(&self, era: Era) -> ErrorObject {
-        let modern = era == Era::V2026_07_28;
+        let v2026 = era == Era::V2026_07_28;
         match &*self.0 {
             ErrorKind::InvalidParams(m) => ErrorObject::invalid_params(m.clone()),
             ErrorKind::Json(e) => ErrorObject::invalid_params(format!("invalid params: {}", e)),
             ErrorKind::Rpc(e) => e.clone(),
             ErrorKind::ResourceNotFound(uri) => {
-                let code = if modern {
+                let code = if v2026 {
                     ErrorCode::INVALID_PARAMS
                 } else {
                     ErrorCode::RESOURCE_NOT_FOUND
@@ -204,20 +227,52 @@ impl Error {
                 ErrorObject::new(code, "resource not found")
                     .with_data(serde_json::json!({ "uri": uri }))
             }
-            ErrorKind::UrlElicitationRequired(_) if modern => {
+            ErrorKind::UrlElicitationRequired(_) if v2026 => {
                 ErrorObject::internal("this request requires a URL elicitation")
             }
-            ErrorKind::UrlElicitationRequired(list) => ErrorObject::new(
-                ErrorCode::URL_ELICITATION_REQUIRED,
-                "this request requires more information",
-            )
-            .with_data(serde_json::json!({
-                "elicitations": serde_json::to_value(list).unwrap_or(Value::Null)
-            })),
-            ErrorKind::CapabilityMissing { capability } if modern => missing_capability(capability),
-            _ => ErrorObject::internal(self.to_string()),
+            ErrorKind::UrlElicitationRequired(list) => match to_json("URL elicitations", list) {
+                Ok(elicitations) => ErrorObject::new(
+                    ErrorCode::URL_ELICITATION_REQUIRED,
+                    "this request requires more information",
+                )
+                .with_data(serde_json::json!({ "elicitations": elicitations })),
+                Err(e) => ErrorObject::internal(e.to_string()),
+            },
+            ErrorKind::CapabilityMissing { capability } if v2026 => missing_capability(capability),
+            _ => ErrorObject::internal(self.wire_message()),
         }
     }
+
+    /// This error's text in what the server sends (a `-32603` message, a
+    /// tool's `isError` result): its [`Display`](fmt::Display), except that
+    /// an [`ErrorKind::Peer`] names the client, a server's one peer.
+    pub(crate) fn wire_message(&self) -> String {
+        match &*self.0 {
+            ErrorKind::Peer(e) => format!("the client answered with an error: {}", e),
+            _ => self.to_string(),
+        }
+    }
+}
+
+/// `value` as JSON, for a message of ours. Serializing fails only on a bug
+/// of ours (a `Serialize` that errs, a map whose keys are not strings):
+/// logged, and an internal error naming `what` (`-32603` on the wire), the
+/// value itself neither logged nor sent.
+pub(crate) fn to_json<T: Serialize + ?Sized>(what: &str, value: &T) -> Result<Value, Error> {
+    serde_json::to_value(value).map_err(|e| not_serialized(what, &e))
+}
+
+/// `value` as JSON text, as [`to_json`] (for a size).
+pub(crate) fn to_json_bytes<T: Serialize + ?Sized>(
+    what: &str,
+    value: &T,
+) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(value).map_err(|e| not_serialized(what, &e))
+}
+
+fn not_serialized(what: &str, error: &serde_json::Error) -> Error {
+    log::error!("cannot serialize {}: {}", what, error);
+    Error::msg(format!("cannot serialize {}", what))
 }
 
 /// `-32021` naming the capability (dotted path, e.g. `elicitation.form`)
@@ -262,7 +317,7 @@ impl fmt::Display for Error {
                     capability
                 )
             }
-            ErrorKind::Client(e) => write!(f, "the client answered with an error: {}", e),
+            ErrorKind::Peer(e) => write!(f, "the peer answered with an error: {}", e),
             ErrorKind::Rpc(e) => write!(f, "{}", e.message),
             ErrorKind::UrlElicitationRequired(_) => {
                 write!(f, "URL-mode elicitation required")
@@ -272,7 +327,6 @@ impl fmt::Display for Error {
             ErrorKind::ThreadPanicked(name) => write!(f, "thread {} panicked", name),
             ErrorKind::InputRequired => write!(f, "input required from the client"),
             ErrorKind::Message(m) => write!(f, "{}", m),
-            ErrorKind::Server(e) => write!(f, "the server answered with an error: {}", e),
             ErrorKind::Protocol(m) => write!(f, "protocol error: {}", m),
             ErrorKind::Http {
                 status,
@@ -357,18 +411,18 @@ mod tests {
     // ERR-2, ERR-3 (2026-07-28): no -32002 or -32042; -32021 names the
     // missing capability as a ClientCapabilities object.
     #[test]
-    fn modern_era_mapping() {
-        let modern = Era::V2026_07_28;
-        let obj = Error::resource_not_found("test://nope").to_wire(modern);
+    fn era_2026_mapping() {
+        let v2026 = Era::V2026_07_28;
+        let obj = Error::resource_not_found("test://nope").to_wire(v2026);
         assert_eq!(obj.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(obj.data.unwrap()["uri"], "test://nope");
-        let url = Error::url_elicitation_required(Vec::new()).to_wire(modern);
+        let url = Error::url_elicitation_required(Vec::new()).to_wire(v2026);
         assert_eq!(url.code, ErrorCode::INTERNAL_ERROR);
         let missing = |c: &str| {
             Error::new(ErrorKind::CapabilityMissing {
                 capability: c.into(),
             })
-            .to_wire(modern)
+            .to_wire(v2026)
         };
         let err = missing("sampling");
         assert_eq!(err.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
@@ -380,6 +434,36 @@ mod tests {
             missing("elicitation.url").data.unwrap()["requiredCapabilities"],
             serde_json::json!({"elicitation": {"url": {}}})
         );
+    }
+
+    // A client's error answer to a server's request reaches the wire as
+    // -32603 naming the client (and so does a tool's isError result).
+    #[test]
+    fn peer_error_names_the_client_on_the_wire() {
+        let err = Error::new(ErrorKind::Peer(ErrorObject::invalid_params("no")));
+        let obj = err.to_wire(Era::V2026_07_28);
+        assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
+        assert!(obj
+            .message
+            .starts_with("the client answered with an error: "));
+        assert_eq!(obj.message, err.wire_message());
+        assert!(err
+            .to_string()
+            .starts_with("the peer answered with an error: "));
+    }
+
+    // A value of ours that cannot be serialized is an internal error that
+    // names what it was, not null.
+    #[test]
+    fn a_serialization_failure_is_an_internal_error() {
+        let mut bad = std::collections::HashMap::new();
+        bad.insert((1, 2), "a secret");
+        let err = to_json("the thing", &bad).unwrap_err();
+        let obj = err.to_error_object();
+        assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
+        assert_eq!(obj.message, "cannot serialize the thing");
+        assert!(to_json_bytes("the thing", &bad).is_err());
+        assert_eq!(to_json("a number", &1).unwrap(), serde_json::json!(1));
     }
 
     #[test]

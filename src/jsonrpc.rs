@@ -341,8 +341,12 @@ impl Message {
     /// This message as a compact JSON string (see [`Message::write_to`]).
     pub fn to_json_string(&self) -> String {
         let mut out = Vec::with_capacity(128);
-        // Writing to a Vec cannot fail, and every map key is a string.
-        let _ = self.write_to(&mut out);
+        // Writing to a Vec cannot fail, and every map key is a string; a
+        // failure would be a bug of ours: logged, and the text left empty.
+        if let Err(e) = self.write_to(&mut out) {
+            log::error!("cannot serialize a JSON-RPC message: {}", e);
+            out.clear();
+        }
         String::from_utf8(out).unwrap_or_default()
     }
 
@@ -428,6 +432,20 @@ pub(crate) fn write_result_to<W: io::Write, T: Serialize>(
         .map_err(io::Error::from)
 }
 
+/// [`write_result_to`] into `out`; a result that cannot be serialized (a
+/// bug of ours: logged, the result neither logged nor sent) is answered
+/// with an internal error (`-32603`) instead.
+pub(crate) fn write_result_or_error<T: Serialize>(out: &mut Vec<u8>, id: &RequestId, result: &T) {
+    let start = out.len();
+    if let Err(e) = write_result_to(&mut *out, id, result) {
+        log::error!("cannot serialize the result of request {}: {}", id, e);
+        out.truncate(start);
+        let error = ErrorObject::internal("cannot serialize the result");
+        // Writing to a Vec cannot fail, nor can an error object.
+        let _ = Message::Response(Response::error(Some(id.clone()), error)).write_to(&mut *out);
+    }
+}
+
 /// A compact formatter that also escapes U+2028 and U+2029.
 struct LineSafeFormatter;
 
@@ -470,6 +488,22 @@ impl serde_json::ser::Formatter for LineSafeFormatter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A result that cannot be serialized is answered with -32603, whole
+    // and without the result, never with half a line.
+    #[test]
+    fn an_unserializable_result_is_an_internal_error() {
+        let mut bad = std::collections::HashMap::new();
+        bad.insert((1, 2), "a secret");
+        let mut out = b"before ".to_vec();
+        write_result_or_error(&mut out, &RequestId::Number(7), &bad);
+        let text = String::from_utf8(out).unwrap();
+        let json = text.strip_prefix("before ").unwrap();
+        let value: Value = serde_json::from_str(json).unwrap();
+        assert_eq!(value["id"], 7);
+        assert_eq!(value["error"]["code"], ErrorCode::INTERNAL_ERROR.0);
+        assert!(!text.contains("secret"));
+    }
 
     fn parse(text: &str) -> Result<Message, ParseError> {
         Message::parse(text.as_bytes())

@@ -331,6 +331,7 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod base64;
+mod challenge;
 mod client;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -389,9 +390,9 @@ pub use protocol::{ListTasksResult, Task, TaskMetadata, TaskStatus, TaskSupport,
 pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 // The blocking client.
+pub use challenge::BearerChallenge;
 pub use client::{
-    BearerChallenge, CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription,
-    SubscriptionFilter,
+    CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
 
 // Errors.

@@ -278,7 +278,7 @@ fn expect_refused(client: &Client, path: &str) -> Result<(), String> {
     match client.call_tool("read_text_file", json!({"path": path})) {
         Ok(r) if r.is_error == Some(true) => Ok(()),
         Ok(r) => Err(format!("read {:?}", all_text(&r.content))),
-        Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::Peer(_)) => Ok(()),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -84,7 +84,7 @@ impl Client {
     /// # Errors
     ///
     /// See [`Client`]. A call that ran as a task and failed is the task's
-    /// JSON-RPC error ([`ErrorKind::Server`]); a task cancelled by someone
+    /// JSON-RPC error ([`ErrorKind::Peer`]); a task cancelled by someone
     /// else is [`ErrorKind::Cancelled`].
     pub fn call_tool_with(
         &self,
@@ -128,7 +128,7 @@ impl Client {
     /// A 2026-07-28 HTTP header mismatch (`-32020`) on a tool no list has
     /// named yet.
     fn needs_param_headers(&self, e: &Error, name: &str) -> bool {
-        let mismatch = matches!(e.kind(), ErrorKind::Server(o) if o.code == crate::jsonrpc::ErrorCode::HEADER_MISMATCH);
+        let mismatch = matches!(e.kind(), ErrorKind::Peer(o) if o.code == crate::jsonrpc::ErrorCode::HEADER_MISMATCH);
         mismatch
             && self.http.is_some()
             && self.server.era == Era::V2026_07_28

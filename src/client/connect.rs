@@ -80,7 +80,7 @@ pub(crate) fn negotiate(
 /// version this client speaks in 2026-07-28.
 fn offers_2026(e: &Error) -> bool {
     match e.kind() {
-        ErrorKind::Server(error)
+        ErrorKind::Peer(error)
             if error.code == crate::jsonrpc::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
         {
             error
@@ -106,7 +106,7 @@ fn offers_2026(e: &Error) -> bool {
 /// authorization (401, 403).
 fn falls_back(e: &Error) -> bool {
     match e.kind() {
-        ErrorKind::Server(_)
+        ErrorKind::Peer(_)
         | ErrorKind::Protocol(_)
         | ErrorKind::SessionExpired
         | ErrorKind::Timeout { .. } => true,

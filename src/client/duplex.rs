@@ -367,9 +367,7 @@ fn answered(shared: &Shared, response: Response) {
     };
     match waiting {
         Some(tx) => {
-            let answer = response
-                .outcome
-                .map_err(|e| Error::new(ErrorKind::Server(e)));
+            let answer = response.outcome.map_err(|e| Error::new(ErrorKind::Peer(e)));
             let _ = tx.send(answer);
         }
         None => log::warn!(

@@ -22,12 +22,12 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::challenge::BearerChallenge;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::params::ParamHeaders;
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head};
+use crate::challenge::BearerChallenge;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
@@ -229,7 +229,7 @@ impl HttpLink {
         }
         if let Ok(Message::Response(response)) = Message::parse(body) {
             if let Err(error) = response.outcome {
-                return Error::new(ErrorKind::Server(error));
+                return Error::new(ErrorKind::Peer(error));
             }
         }
         let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
@@ -328,11 +328,7 @@ impl HttpLink {
     ) -> Option<Result<Value, Error>> {
         match Message::parse(data.as_bytes()) {
             Ok(Message::Response(response)) if call.is_some() && response.id.as_ref() == call => {
-                Some(
-                    response
-                        .outcome
-                        .map_err(|e| Error::new(ErrorKind::Server(e))),
-                )
+                Some(response.outcome.map_err(|e| Error::new(ErrorKind::Peer(e))))
             }
             Ok(Message::Response(response)) => {
                 log::warn!(
@@ -666,9 +662,9 @@ fn server_message(body: &[u8]) -> String {
 /// The answer in a JSON body: the response to `id`.
 fn response_to(bytes: &[u8], id: &RequestId) -> Result<Value, Error> {
     match Message::parse(bytes) {
-        Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => response
-            .outcome
-            .map_err(|e| Error::new(ErrorKind::Server(e))),
+        Ok(Message::Response(response)) if response.id.as_ref() == Some(id) => {
+            response.outcome.map_err(|e| Error::new(ErrorKind::Peer(e)))
+        }
         Ok(_) => Err(Error::new(ErrorKind::Protocol(format!(
             "the server answered request {} with another message",
             id

@@ -28,13 +28,13 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use super::challenge::BearerChallenge;
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::HttpSettings;
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head, Transport};
+use crate::challenge::BearerChallenge;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::Era;
 

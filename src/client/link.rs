@@ -47,7 +47,7 @@ impl Wait<'_> {
 /// concurrently.
 pub(crate) trait Link: Send + Sync {
     /// Sends `out` and waits for its result; the server's error answer is
-    /// [`ErrorKind::Server`]. Notifications and server requests that
+    /// [`ErrorKind::Peer`]. Notifications and server requests that
     /// arrive meanwhile go to the inbox.
     fn request(&self, out: &Outgoing, wait: &Wait<'_>) -> Result<Value, Error>;
 

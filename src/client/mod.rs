@@ -10,7 +10,6 @@
 
 mod builder;
 mod calls;
-mod challenge;
 mod connect;
 mod duplex;
 mod http;
@@ -39,7 +38,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use builder::ClientBuilder;
-pub use challenge::BearerChallenge;
 pub use listen::{Subscription, SubscriptionFilter};
 pub use options::{CallOptions, CancelToken};
 pub use stdio::StderrMode;
@@ -48,7 +46,7 @@ use self::http::HttpLink;
 use self::inbox::Inbox;
 use self::link::{Link, Outgoing, Wait};
 use self::stdio::ChildProcess;
-use crate::error::{Error, ErrorKind};
+use crate::error::{to_json, Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, RequestId};
 use crate::protocol::{meta, Era, Implementation, LoggingLevel, ServerCapabilities};
 
@@ -60,7 +58,7 @@ use crate::protocol::{meta, Era, Implementation, LoggingLevel, ServerCapabilitie
 /// HTTP session is ended with `DELETE`, a stdio child is ended).
 ///
 /// Every method returns the server's JSON-RPC error as
-/// [`ErrorKind::Server`], a timeout as [`ErrorKind::Timeout`], a
+/// [`ErrorKind::Peer`], a timeout as [`ErrorKind::Timeout`], a
 /// misbehaving server as [`ErrorKind::Protocol`], and a lost connection
 /// as [`ErrorKind::Io`] or [`ErrorKind::Closed`].
 pub struct Client {
@@ -106,13 +104,19 @@ impl Client {
         http: Option<Arc<HttpLink>>,
         params: Arc<params::ParamHeaders>,
     ) -> Result<Client, Error> {
+        let capabilities = builder.handlers.capabilities();
+        let envelope_json = match to_json("the client's capabilities", &capabilities)
+            .and_then(|caps| Ok((caps, to_json("the client's info", &builder.info)?)))
+        {
+            Ok(json) => json,
+            Err(e) => {
+                link.close();
+                return Err(e);
+            }
+        };
         let mut client = Client {
-            capabilities: builder.handlers.capabilities(),
-            envelope_json: (
-                serde_json::to_value(builder.handlers.capabilities())
-                    .unwrap_or_else(|_| Value::Object(JsonObject::new())),
-                serde_json::to_value(&builder.info).unwrap_or(Value::Null),
-            ),
+            capabilities,
+            envelope_json,
             link,
             inbox,
             info: builder.info.clone(),
@@ -409,10 +413,8 @@ pub(crate) fn envelope(client: &Client, params: &mut JsonObject) {
     // adds the tasks extension (SEP-2663), which is declared per request.
     meta.entry(meta::CLIENT_CAPABILITIES).or_insert(caps);
     meta.insert(meta::CLIENT_INFO.into(), info);
-    if let Some(level) = level {
-        meta.insert(
-            meta::LOG_LEVEL.into(),
-            serde_json::to_value(level).unwrap_or(Value::Null),
-        );
+    // A level that cannot be serialized (a bug, logged) is left out.
+    if let Some(Ok(level)) = level.map(|level| to_json("the log level", &level)) {
+        meta.insert(meta::LOG_LEVEL.into(), level);
     }
 }

@@ -237,7 +237,7 @@ impl Client {
     /// shows as `required`.
     fn only_as_task(&self, e: &Error, name: &str) -> Result<bool, Error> {
         let error = match e.kind() {
-            ErrorKind::Server(error) if self.offers_tasks() => error,
+            ErrorKind::Peer(error) if self.offers_tasks() => error,
             _ => return Ok(false),
         };
         match self.server.era {
@@ -467,7 +467,7 @@ impl Client {
     /// # Errors
     ///
     /// See [`Client`]. A failed task is its JSON-RPC error
-    /// ([`ErrorKind::Server`]); a cancelled one [`ErrorKind::Cancelled`].
+    /// ([`ErrorKind::Peer`]); a cancelled one [`ErrorKind::Cancelled`].
     ///
     /// Spec: basic/utilities/tasks (2025-11-25) "Retrieving Task Results";
     /// SEP-2663.
@@ -577,7 +577,7 @@ fn outcome_2026(task: &Task, detail: &Value) -> Result<CallToolResult, Error> {
         TaskStatus::Failed => {
             let error = detail.get("error").cloned().unwrap_or(Value::Null);
             let error: ErrorObject = shaped(methods::TASKS_GET, error)?;
-            Err(Error::new(ErrorKind::Server(error)))
+            Err(Error::new(ErrorKind::Peer(error)))
         }
         TaskStatus::Cancelled => Err(cancelled(task)),
         _ => {

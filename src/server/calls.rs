@@ -171,7 +171,7 @@ fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Fail
         ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if v2026 => {
             Err(failure(ctx, error))
         }
-        _ => Ok(CallToolResult::error(error.to_string())),
+        _ => Ok(CallToolResult::error(error.wire_message())),
     }
 }
 

@@ -597,7 +597,7 @@ impl RequestContext {
     /// - [`ErrorKind::Cancelled`] when this request is cancelled meanwhile
     ///   (the client is sent `notifications/cancelled` for ours);
     /// - [`ErrorKind::Timeout`] after `timeout` (likewise, LC-6);
-    /// - [`ErrorKind::Client`] when the client answers with an error;
+    /// - [`ErrorKind::Peer`] when the client answers with an error;
     /// - [`ErrorKind::Closed`] when the connection is gone;
     /// - [`ErrorKind::Message`] in the 2026-07-28 era, where servers send
     ///   no requests (use [`request_inputs`](Self::request_inputs)).

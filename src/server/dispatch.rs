@@ -379,11 +379,7 @@ fn receive_response(session: &Session, response: Response) {
     let waiter = session.pending.lock().remove(&id);
     match waiter {
         Some(waiter) => {
-            let _ = waiter.send(
-                response
-                    .outcome
-                    .map_err(|e| Error::new(ErrorKind::Client(e))),
-            );
+            let _ = waiter.send(response.outcome.map_err(|e| Error::new(ErrorKind::Peer(e))));
         }
         None => log::debug!("dropping an answer to {}, which no one waits for", id),
     }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::error::to_json;
 use crate::jsonrpc::{ErrorCode, ErrorObject, JsonObject, Request};
 use crate::protocol::{meta, methods, ClientCapabilities, Era, Implementation, LoggingLevel};
 
@@ -206,10 +207,13 @@ fn stamp(object: &mut JsonObject, server_info: &Implementation) {
 }
 
 /// RES-3 on a result's `_meta` object itself.
+/// A `serverInfo` that cannot be serialized (a bug, logged) is left out.
 pub(crate) fn stamp_meta(meta_object: &mut JsonObject, server_info: &Implementation) {
-    meta_object
-        .entry(meta::SERVER_INFO)
-        .or_insert_with(|| serde_json::to_value(server_info).unwrap_or(Value::Null));
+    if !meta_object.contains_key(meta::SERVER_INFO) {
+        if let Ok(info) = to_json("the server's info", server_info) {
+            meta_object.insert(meta::SERVER_INFO.into(), info);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::caller::Caller;
 use super::envelope::decorate;
+use crate::error::{to_json, to_json_bytes};
 use crate::jsonrpc::{ErrorObject, JsonObject, Request};
 use crate::protocol::CreateMessageResult;
 use crate::protocol::{
@@ -52,7 +53,8 @@ impl InputRequest {
     pub fn elicit(params: impl Into<ElicitRequestParams>) -> InputRequest {
         InputRequest {
             method: methods::ELICITATION_CREATE.into(),
-            params: serde_json::to_value(params.into()).unwrap_or(Value::Null),
+            // Cannot fail for these params (a failure is logged; null sent).
+            params: to_json("elicitation/create params", &params.into()).unwrap_or(Value::Null),
         }
     }
 
@@ -60,7 +62,8 @@ impl InputRequest {
     pub fn create_message(params: CreateMessageRequestParams) -> InputRequest {
         InputRequest {
             method: methods::SAMPLING_CREATE_MESSAGE.into(),
-            params: serde_json::to_value(params).unwrap_or(Value::Null),
+            // Cannot fail for these params (a failure is logged; null sent).
+            params: to_json("sampling/createMessage params", &params).unwrap_or(Value::Null),
         }
     }
 
@@ -250,7 +253,7 @@ impl Entries {
 
 impl RequestStateCodec for ServerStateStore {
     fn encode(&self, state: &Value) -> Result<String, Error> {
-        let size = serde_json::to_vec(state).map(|v| v.len()).unwrap_or(0);
+        let size = to_json_bytes("the request's state", state)?.len();
         if size > self.max_bytes {
             return Err(Error::msg(format!(
                 "the request's state is {} bytes; the store holds at most {}",

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::envelope::decorate;
+use crate::error::to_json;
 use crate::jsonrpc::{JsonObject, Message, RequestId, Response};
 use crate::protocol::{meta, notifications, ServerCapabilities};
 use crate::server::Sink;
@@ -112,10 +113,10 @@ impl ListenRegistry {
         // no change notification can overtake it.
         let mut params = JsonObject::new();
         params.insert("_meta".into(), stamp_meta(&listener.request_id));
-        params.insert(
-            "notifications".into(),
-            serde_json::to_value(&listener.filter).unwrap_or(Value::Null),
-        );
+        // A filter that cannot be serialized (a bug, logged) is left out.
+        if let Ok(filter) = to_json("a listen filter", &listener.filter) {
+            params.insert("notifications".into(), filter);
+        }
         {
             let mut listeners = self.listeners.lock();
             if listeners.len() >= self.max {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
-use crate::jsonrpc::{write_result_to, ErrorObject, Message, RequestId, Response};
+use crate::jsonrpc::{write_result_or_error, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
 use crate::server::session::{Closing, Session};
 use crate::server::{dispatch, Caller, Received, Sink, ToolAnswer};
@@ -263,7 +263,10 @@ impl Sink for StdoutSink {
     }
 
     fn send_tool_result(&self, id: &RequestId, answer: &ToolAnswer<'_>) -> Option<bool> {
-        Some(self.0.send_with(|line| write_result_to(line, id, answer)))
+        Some(self.0.send_with(|line| {
+            write_result_or_error(line, id, answer);
+            Ok(())
+        }))
     }
 }
 

@@ -187,7 +187,7 @@ fn typed_tools_return_structured_content_and_name_bad_fields() {
 /// The code of the JSON-RPC error in `outcome`.
 fn error_code<T: std::fmt::Debug>(outcome: Result<T, Error>) -> i32 {
     match outcome.map_err(Error::into_kind) {
-        Err(ErrorKind::Server(error)) => error.code.0,
+        Err(ErrorKind::Peer(error)) => error.code.0,
         other => panic!("expected a JSON-RPC error, got {:?}", other),
     }
 }

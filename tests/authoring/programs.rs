@@ -156,7 +156,7 @@ fn notes_are_listed_in_pages_and_read_through_the_template() {
     assert!(
         matches!(
             missing.as_ref().map_err(|e| e.kind()),
-            Err(ErrorKind::Server(_))
+            Err(ErrorKind::Peer(_))
         ),
         "{:?}",
         missing
@@ -436,10 +436,7 @@ fn the_job_runner_changes_its_tools_while_it_serves() {
     assert_eq!(tool_names(&client), ["status", "backup"]);
     let gone = client.call_tool("report", Value::Null);
     assert!(
-        matches!(
-            gone.as_ref().map_err(|e| e.kind()),
-            Err(ErrorKind::Server(_))
-        ),
+        matches!(gone.as_ref().map_err(|e| e.kind()), Err(ErrorKind::Peer(_))),
         "{:?}",
         gone
     );

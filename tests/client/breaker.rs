@@ -291,7 +291,7 @@ fn a_json_rpc_error_in_a_400_that_names_a_session_argument_is_the_servers_error(
         .filter(|r| r.rpc() == "tools/call")
         .count();
     assert!(
-        matches!(err.kind(), ErrorKind::Server(e) if e.code.0 == -32602),
+        matches!(err.kind(), ErrorKind::Peer(e) if e.code.0 == -32602),
         "{:?}",
         err
     );

@@ -145,7 +145,7 @@ fn typed_requests_in_both_eras() {
         assert_eq!(failed.is_error, Some(true));
         let unknown = c.call_tool("no_such_tool", Value::Null).unwrap_err();
         assert!(
-            matches!(unknown.kind(), ErrorKind::Server(e) if e.code.0 == -32602),
+            matches!(unknown.kind(), ErrorKind::Peer(e) if e.code.0 == -32602),
             "{:?}",
             unknown
         );

@@ -241,7 +241,7 @@ fn a_400_about_the_session_is_its_end_too() {
     assert_eq!(inits.load(Ordering::SeqCst), 2);
     assert_eq!(client.session_id().as_deref(), Some("s-2"));
     let err = client.ping().unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::Server(_)), "{:?}", err);
+    assert!(matches!(err.kind(), ErrorKind::Peer(_)), "{:?}", err);
     assert_eq!(inits.load(Ordering::SeqCst), 2);
 }
 

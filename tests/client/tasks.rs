@@ -373,7 +373,7 @@ fn tasks_by_id() {
         }
         let missing = client.get_task("no-such-task").unwrap_err();
         assert!(
-            matches!(missing.kind(), ErrorKind::Server(e) if e.code.0 == -32602),
+            matches!(missing.kind(), ErrorKind::Peer(e) if e.code.0 == -32602),
             "{:?}",
             missing
         );

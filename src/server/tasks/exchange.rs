@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::TaskRun;
+use crate::error::to_json;
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{meta, TaskStatus};
 use crate::server::context::RequestContext;
@@ -69,14 +70,17 @@ pub(crate) fn ask_inputs(
     requests: Vec<(String, InputRequest)>,
 ) -> Result<JsonObject, Error> {
     let tasks = &ctx.session.server.tasks;
+    let requests = requests
+        .into_iter()
+        .map(|(wanted, request)| Ok((wanted, to_json("an input request", &request)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
     let mut keys = Vec::with_capacity(requests.len());
     {
         // The record follows the exchange under the exchange's lock, so
         // that concurrent updates cannot leave it showing stale keys.
         let mut exchange = run.exchange.lock();
-        for (wanted, request) in requests {
+        for (wanted, value) in requests {
             let key = exchange.fresh_key(&wanted);
-            let value = serde_json::to_value(&request).unwrap_or(Value::Null);
             exchange.outstanding.insert(key.clone(), value);
             keys.push((wanted, key));
         }

@@ -35,6 +35,7 @@ use super::caller::Caller;
 use super::context::RequestContext;
 use super::reply::Reply;
 use super::sink::{NullSink, Sink};
+use crate::error::to_json_bytes;
 use crate::jsonrpc::{ErrorObject, JsonObject, Message, RequestId, Response};
 use crate::protocol::{
     extensions, notifications, Era, TaskMetadata, TaskStatus, TaskSupport, Tool,
@@ -416,9 +417,9 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
     let tasks = &ctx.session.server.tasks;
     let max = tasks.limits.max_result_bytes;
     let outcome = answer.and_then(Reply::into_value).and_then(|value| {
-        let size = serde_json::to_vec(&value)
-            .map(|b| b.len())
-            .unwrap_or(usize::MAX);
+        let size = to_json_bytes("a task's result", &value)
+            .map_err(|e| e.to_error_object())?
+            .len();
         if size > max {
             Err(ErrorObject::internal(format!(
                 "the task's result is {} bytes, over the limit of {}",

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::error::to_json_bytes;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{Era, TaskStatus};
 use crate::Error;
@@ -167,14 +168,19 @@ struct Kept {
 /// What a record weighs in the byte bound: its result, error and input
 /// requests, serialized.
 fn weight(record: &TaskRecord) -> usize {
-    let len =
-        |v: Option<serde_json::Result<Vec<u8>>>| v.and_then(Result::ok).map_or(0, |b| b.len());
-    len(record.result.as_ref().map(serde_json::to_vec))
-        + len(record.error.as_ref().map(serde_json::to_vec))
+    // A part that cannot be serialized (a bug of ours, logged) weighs nothing.
+    let len = |bytes: Result<Vec<u8>, Error>| bytes.map_or(0, |b| b.len());
+    let result = record.result.as_ref();
+    let error = record.error.as_ref();
+    result.map_or(0, |r| len(to_json_bytes("a task's result", r)))
+        + error.map_or(0, |e| len(to_json_bytes("a task's error", e)))
         + if record.input_requests.is_empty() {
             0
         } else {
-            len(Some(serde_json::to_vec(&record.input_requests)))
+            len(to_json_bytes(
+                "a task's input requests",
+                &record.input_requests,
+            ))
         }
 }
 

@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use super::TaskRecord;
+use crate::error::to_json;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{iso8601, Era, TaskStatus};
 use crate::server::ServerInner;
@@ -64,12 +65,11 @@ pub(crate) fn detailed_task(record: &TaskRecord) -> JsonObject {
             task.insert("result".into(), result);
         }
         TaskStatus::Failed => {
-            let error = record
-                .error
-                .as_ref()
-                .and_then(|e| serde_json::to_value(e).ok())
-                .unwrap_or(Value::Null);
-            task.insert("error".into(), error);
+            // An error that cannot be serialized (a bug, logged) is left out.
+            let error = record.error.as_ref().map(|e| to_json("a task's error", e));
+            if let Some(Ok(error)) = error {
+                task.insert("error".into(), error);
+            }
         }
         TaskStatus::Working | TaskStatus::Cancelled => {}
     }

@@ -21,7 +21,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 
 use parking_lot::Mutex;
 
-use crate::jsonrpc::{write_result_to, ErrorCode, Message, RequestId};
+use crate::jsonrpc::{write_result_or_error, ErrorCode, Message, RequestId};
 use crate::server::{Sink, ToolAnswer};
 
 /// What a stream's writer is given.
@@ -329,8 +329,7 @@ impl Stream {
     /// straight from it.
     fn push_result(&self, id: &RequestId, result: &ToolAnswer<'_>) -> bool {
         let mut json = Vec::with_capacity(256);
-        // Writing to a Vec cannot fail, and every map key is a string.
-        let _ = write_result_to(&mut json, id, result);
+        write_result_or_error(&mut json, id, result);
         let json = String::from_utf8(json).unwrap_or_default();
         let ends = self.response_to.as_ref() == Some(id);
         self.push_json(Arc::from(json), Kind::Result, ends)

@@ -1,6 +1,9 @@
-//! The `Bearer` challenge of a `401` or `403` (RFC 6750 §3, RFC 9728 §5.1;
-//! MCP basic/authorization), found among the challenges of any number of
-//! `WWW-Authenticate` field lines (RFC 9110 §11.2, §11.6.1).
+//! `WWW-Authenticate` challenges, both ways: the client reads the `Bearer`
+//! challenge of a `401` or `403` (RFC 6750 §3, RFC 9728 §5.1; MCP
+//! basic/authorization) among the challenges of any number of field lines
+//! (RFC 9110 §11.2, §11.6.1), and the HTTP transport writes its own
+//! (`format_bearer`). One place for the grammar: auth-params, quoting.
+//! A leaf: it knows nothing of MCP, the client or the server.
 
 use std::fmt;
 
@@ -78,6 +81,33 @@ impl fmt::Display for BearerChallenge {
         }
         Ok(())
     }
+}
+
+/// `Bearer name="value", name="value"` (RFC 6750 §3, RFC 9110 §11.6.1),
+/// each value a quoted string of the characters RFC 6750 allows.
+pub(crate) fn format_bearer(params: &[(&str, String)]) -> String {
+    let params: Vec<String> = params
+        .iter()
+        .map(|(name, value)| format!("{}=\"{}\"", name, quotable(value)))
+        .collect();
+    if params.is_empty() {
+        "Bearer".to_string()
+    } else {
+        format!("Bearer {}", params.join(", "))
+    }
+}
+
+/// `value` without the characters a challenge's quoted value may not hold
+/// (RFC 6750 §3: %x20-21 / %x23-5B / %x5D-7E).
+fn quotable(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' => '\'',
+            ' '..='~' => c,
+            _ => '?',
+        })
+        .collect()
 }
 
 /// One challenge of a `WWW-Authenticate` value (RFC 9110 §11.2):
@@ -418,6 +448,20 @@ mod tests {
             c.scope.as_deref(),
             Some("a"),
             "the first of a repeated name"
+        );
+    }
+
+    // RFC 6750 §3: quoted values, comma-separated, nothing that breaks
+    // the quoting.
+    #[test]
+    fn challenge_syntax() {
+        let params = [
+            ("error", "invalid_token".to_string()),
+            ("error_description", "a \"quoted\"\nline".to_string()),
+        ];
+        assert_eq!(
+            format_bearer(&params),
+            r#"Bearer error="invalid_token", error_description="a 'quoted'?line""#
         );
     }
 }
