@@ -1156,16 +1156,18 @@ fn test_trigger_tool_change(
     _args: JsonObject,
 ) -> Result<CallToolResult, Error> {
     let server = ctx.server();
-    let text = if server.remove_tool(DYNAMIC_TOOL) {
+    let text = if server.edit(|edit| edit.remove_tool(DYNAMIC_TOOL)) {
         format!("removed the tool {}", DYNAMIC_TOOL)
     } else {
-        server.add_tool(
-            Tool::new(DYNAMIC_TOOL, json!({ "type": "object", "properties": {} }))
-                .with_description("Added by test_trigger_tool_change"),
-            |_ctx: &RequestContext, _args: JsonObject| -> Result<CallToolResult, Error> {
-                Ok(CallToolResult::text("This tool was added at run time."))
-            },
-        );
+        server.edit(|edit| {
+            edit.add_tool(
+                Tool::new(DYNAMIC_TOOL, json!({ "type": "object", "properties": {} }))
+                    .with_description("Added by test_trigger_tool_change"),
+                |_ctx: &RequestContext, _args: JsonObject| -> Result<CallToolResult, Error> {
+                    Ok(CallToolResult::text("This tool was added at run time."))
+                },
+            )
+        });
         format!("added the tool {}", DYNAMIC_TOOL)
     };
     Ok(CallToolResult::text(text))
@@ -1178,19 +1180,21 @@ fn test_trigger_prompt_change(
     _args: JsonObject,
 ) -> Result<CallToolResult, Error> {
     let server = ctx.server();
-    let text = if server.remove_prompt(DYNAMIC_PROMPT) {
+    let text = if server.edit(|edit| edit.remove_prompt(DYNAMIC_PROMPT)) {
         format!("removed the prompt {}", DYNAMIC_PROMPT)
     } else {
-        server.add_prompt(
-            Prompt::new(DYNAMIC_PROMPT).with_description("Added by test_trigger_prompt_change"),
-            |_ctx: &RequestContext,
-             _args: BTreeMap<String, String>|
-             -> Result<GetPromptResult, Error> {
-                Ok(GetPromptResult::new(vec![PromptMessage::user(
-                    ContentBlock::text("This prompt was added at run time."),
-                )]))
-            },
-        );
+        server.edit(|edit| {
+            edit.add_prompt(
+                Prompt::new(DYNAMIC_PROMPT).with_description("Added by test_trigger_prompt_change"),
+                |_ctx: &RequestContext,
+                 _args: BTreeMap<String, String>|
+                 -> Result<GetPromptResult, Error> {
+                    Ok(GetPromptResult::new(vec![PromptMessage::user(
+                        ContentBlock::text("This prompt was added at run time."),
+                    )]))
+                },
+            )
+        });
         format!("added the prompt {}", DYNAMIC_PROMPT)
     };
     Ok(CallToolResult::text(text))

@@ -198,7 +198,7 @@ fn dispatch(
         }
         // The in-flight table refuses a duplicate itself (`begin`).
         Runs::Worker(call) if !listening_on(session, &request.id) => {
-            begin(session, (method, call), request, envelope, sink, arrival)
+            begin(session, method, call, request, envelope, sink, arrival)
         }
         Runs::Listen if !in_use(session, &request.id) => {
             match open_listen(session, &request, sink) {
@@ -253,7 +253,8 @@ fn is_quick(session: &Session, method: &Method, request: &Request) -> bool {
 /// a close of the server spares it as it spares the request that closes.
 fn begin(
     session: &Arc<Session>,
-    (method, call): (&'static Method, WorkerFn),
+    method: &'static Method,
+    call: WorkerFn,
     request: Request,
     envelope: Option<Envelope>,
     sink: &Arc<dyn Sink>,

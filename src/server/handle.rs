@@ -19,9 +19,10 @@ use crate::protocol::{LoggingLevel, Prompt, Resource, ResourceTemplate, Tool};
 /// clients. Cheap to clone; usable from any thread and from handlers
 /// ([`RequestContext::server`](crate::RequestContext::server)).
 ///
-/// Each change sends the matching `notifications/*/list_changed` to every
-/// initialized session (TOOL-2, RES-2, PRM-2); [`edit`](Self::edit) makes
-/// several changes with one notification per kind.
+/// Its [`edit`](Self::edit) is the one way to change the offer while
+/// serving: one change or several, then one `notifications/*/list_changed`
+/// per kind that changed to every initialized session (TOOL-2, RES-2,
+/// PRM-2).
 ///
 /// A handle keeps the server's handlers alive, as the [`Server`](crate::Server) does;
 /// [`close`](Self::close) drops them, and [`downgrade`](Self::downgrade)
@@ -43,16 +44,6 @@ impl fmt::Debug for ServerHandle {
 impl ServerHandle {
     pub(crate) fn new(inner: Arc<ServerInner>) -> ServerHandle {
         ServerHandle { inner }
-    }
-
-    /// Adds (or replaces) a tool and sends `notifications/tools/list_changed`.
-    pub fn add_tool(&self, tool: Tool, handler: impl ToolHandler) {
-        self.edit(|edit| edit.add_tool(tool, handler));
-    }
-
-    /// Removes a tool; `false` if there was none. Notifies on removal.
-    pub fn remove_tool(&self, name: &str) -> bool {
-        self.edit(|edit| edit.remove_tool(name))
     }
 
     /// Adds (or reloads) the skills under `root`, as
@@ -96,46 +87,7 @@ impl ServerHandle {
         removed
     }
 
-    /// Adds (or replaces) a prompt and sends
-    /// `notifications/prompts/list_changed`.
-    pub fn add_prompt(&self, prompt: Prompt, handler: impl PromptHandler) {
-        self.edit(|edit| edit.add_prompt(prompt, handler));
-    }
-
-    /// Removes a prompt; `false` if there was none. Notifies on removal.
-    pub fn remove_prompt(&self, name: &str) -> bool {
-        self.edit(|edit| edit.remove_prompt(name))
-    }
-
-    /// Adds (or replaces) a resource and sends
-    /// `notifications/resources/list_changed`.
-    pub fn add_resource(&self, resource: Resource, handler: impl ResourceHandler) {
-        self.edit(|edit| edit.add_resource(resource, handler));
-    }
-
-    /// Removes a resource by URI; `false` if there was none. Notifies on
-    /// removal.
-    pub fn remove_resource(&self, uri: &str) -> bool {
-        self.edit(|edit| edit.remove_resource(uri))
-    }
-
-    /// Adds (or replaces) a resource template and sends
-    /// `notifications/resources/list_changed`.
-    pub fn add_resource_template(
-        &self,
-        template: ResourceTemplate,
-        handler: impl ResourceTemplateHandler,
-    ) {
-        self.edit(|edit| edit.add_resource_template(template, handler));
-    }
-
-    /// Removes a resource template by its URI template, as registered;
-    /// `false` if there was none. Notifies on removal.
-    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
-        self.edit(|edit| edit.remove_resource_template(uri_template))
-    }
-
-    /// Makes several changes at once: `change` runs with the server's
+    /// Changes what the server offers: `change` runs with the server's
     /// offer locked (requests wait until it returns, then see all of the
     /// changes or none), then one `list_changed` goes out per kind that
     /// changed. Replace a whole list by clearing it and adding the new

@@ -447,7 +447,8 @@ pub(crate) fn read_rounds(
 pub(crate) fn input_required(
     session: &Session,
     request: &Request,
-    (rounds, caller): (&Rounds, &Caller),
+    rounds: &Rounds,
+    caller: &Caller,
 ) -> Result<Value, ErrorObject> {
     let mut input_requests = JsonObject::new();
     for (key, input) in rounds.asked.lock().iter() {

@@ -101,20 +101,17 @@ impl Job {
             quick,
             tracked,
         } = self;
-        let ticket = (&flag, tracked);
-        let Arrival { started, caller } = arrival;
+        let ticket = Ticket {
+            flag: &flag,
+            tracked,
+        };
         if flag.is_cancelled() {
             // Cancelled while it waited for a worker: the handler never
             // runs, and the cancel already won (no response).
-            return finish(
-                &session,
-                request,
-                ticket,
-                &sink,
-                (started, caller),
-                Ok(Reply::Value(Value::Null)),
-            );
+            let answer = Ok(Reply::Value(Value::Null));
+            return finish(&session, request, ticket, &sink, arrival, answer);
         }
+        let Arrival { started, caller } = arrival;
         let link = match envelope {
             Some(envelope) => match input::read_rounds(&session, &request, &caller) {
                 Ok(rounds) => ClientLink::Retry {
@@ -122,7 +119,7 @@ impl Job {
                     rounds,
                 },
                 Err(error) => {
-                    let arrival = (started, caller);
+                    let arrival = Arrival { started, caller };
                     return finish(&session, request, ticket, &sink, arrival, Err(error));
                 }
             },
@@ -154,7 +151,8 @@ impl Job {
         }
         let caller = ctx.caller.clone();
         drop(ctx);
-        finish(&session, request, ticket, &sink, (started, caller), answer);
+        let arrival = Arrival { started, caller };
+        finish(&session, request, ticket, &sink, arrival, answer);
     }
 }
 
@@ -246,7 +244,7 @@ fn conclude(
         (Ok(reply), ClientLink::Connection { .. }) => Ok(reply),
         (Err(Failure::Rpc(error)), _) => Err(error),
         (Err(Failure::InputRequired), ClientLink::Retry { rounds, .. }) => {
-            input::input_required(&ctx.session, request, (rounds, &ctx.caller)).map(Reply::Value)
+            input::input_required(&ctx.session, request, rounds, &ctx.caller).map(Reply::Value)
         }
         (Err(Failure::InputRequired), ClientLink::Connection { .. }) => Err(ErrorObject::internal(
             "the handler asked for input outside the 2026-07-28 era",
@@ -254,17 +252,26 @@ fn conclude(
     }
 }
 
+/// What decides whether a finished run answers: the request's flag, and
+/// whether it is in the session's in-flight table (a request that is not,
+/// `Job::tracked`, always answers).
+#[derive(Clone, Copy)]
+struct Ticket<'a> {
+    flag: &'a CancellationFlag,
+    tracked: bool,
+}
+
 /// Writes the response unless a cancel won, and reports the outcome.
-/// The ticket is the request's flag and whether it is in the in-flight
-/// table (a request that is not, `Job::tracked`, always answers).
 fn finish(
     session: &Arc<Session>,
     request: Request,
-    (flag, tracked): (&CancellationFlag, bool),
+    ticket: Ticket<'_>,
     sink: &Arc<dyn Sink>,
-    (started, caller): (Started, Caller),
+    arrival: Arrival,
     answer: Result<Reply, ErrorObject>,
 ) {
+    let Ticket { flag, tracked } = ticket;
+    let Arrival { started, caller } = arrival;
     let answers = !tracked || session.in_flight.finish(&request.id).is_some();
     let status = if answers {
         log::debug!("> response {} {}", request.id, request.method);

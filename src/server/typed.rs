@@ -16,7 +16,7 @@ use crate::Error;
 /// A tool handler from a closure over typed arguments and results, as
 /// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) makes
 /// one: for tools added while serving
-/// ([`ServerHandle::add_tool`](crate::ServerHandle::add_tool),
+/// ([`ServerHandle::edit`](crate::ServerHandle::edit), then
 /// [`ServerEdit::add_tool`](crate::ServerEdit::add_tool)). The same rules
 /// apply to the arguments and the result.
 ///
@@ -30,8 +30,10 @@ use crate::Error;
 /// let server = Server::builder("later", "1").offer_tools().build();
 /// let schema = serde_json::json!({"type": "object", "required": ["name"],
 ///     "properties": {"name": {"type": "string"}}});
-/// server.handle().add_tool(Tool::new("greet", schema),
-///     typed(|_: &RequestContext, args: Name| Ok(format!("Hello, {}!", args.name))));
+/// server.handle().edit(|edit| {
+///     edit.add_tool(Tool::new("greet", schema),
+///         typed(|_: &RequestContext, args: Name| Ok(format!("Hello, {}!", args.name))))
+/// });
 /// ```
 pub fn typed<A, R, F>(handler: F) -> impl ToolHandler
 where

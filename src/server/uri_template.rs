@@ -101,7 +101,7 @@ impl Search<'_> {
             Some(Part::Literal(lit)) => {
                 input.starts_with(lit.as_str()) && self.from(k + 1, at + lit.len(), vars)
             }
-            Some(Part::Var { name, reserved }) => self.var(k, at, (name, *reserved), vars),
+            Some(Part::Var { name, reserved }) => self.var(k, at, name, *reserved, vars),
         };
         if !matched {
             self.failed.insert((k, at));
@@ -115,7 +115,8 @@ impl Search<'_> {
         &mut self,
         k: usize,
         at: usize,
-        (name, reserved): (&str, bool),
+        name: &str,
+        reserved: bool,
         vars: &mut BTreeMap<String, String>,
     ) -> bool {
         let input = &self.uri[at..];

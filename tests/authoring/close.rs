@@ -206,13 +206,15 @@ fn a_closed_server_takes_no_more_handlers() {
     let server = Server::builder("closed", "1").offer_tools().build();
     server.close();
     let (sender, receiver) = crossbeam_channel::unbounded::<String>();
-    server.handle().add_tool(
-        Tool::new("late", json!({"type": "object"})),
-        move |_: &RequestContext, _: JsonObject| {
-            let _ = sender.send("late".into());
-            Ok(CallToolResult::text("late"))
-        },
-    );
+    server.handle().edit(|edit| {
+        edit.add_tool(
+            Tool::new("late", json!({"type": "object"})),
+            move |_: &RequestContext, _: JsonObject| {
+                let _ = sender.send("late".into());
+                Ok(CallToolResult::text("late"))
+            },
+        )
+    });
     assert!(server.handle().tool_names().is_empty());
     assert_eq!(
         receiver.recv_timeout(WAIT),
@@ -233,7 +235,7 @@ impl tiny_mcp::ToolHandler for CallsOnDrop {
 
 impl Drop for CallsOnDrop {
     fn drop(&mut self) {
-        self.0.remove_prompt("none");
+        self.0.edit(|edit| edit.remove_prompt("none"));
         self.0.notify_tools_list_changed();
     }
 }
@@ -246,13 +248,13 @@ fn replaced_handlers_may_call_the_server_as_they_go() {
     let server = Server::builder("drops", "1").offer_tools().build();
     let handle = server.handle();
     let tool = || Tool::new("t", json!({"type": "object"}));
-    handle.add_tool(tool(), CallsOnDrop(server.handle()));
+    handle.edit(|edit| edit.add_tool(tool(), CallsOnDrop(server.handle())));
     let (done, finished) = crossbeam_channel::bounded(1);
     let edits = server.handle();
     thread::spawn(move || {
         let again = CallsOnDrop(edits.clone());
-        edits.add_tool(tool(), again); // replaces one
-        edits.remove_tool("t"); // removes the other
+        edits.edit(|edit| edit.add_tool(tool(), again)); // replaces one
+        edits.edit(|edit| edit.remove_tool("t")); // removes the other
         edits.edit(|edit| edit.clear_tools());
         let _ = done.send(());
     });

@@ -183,13 +183,14 @@ fn templates_come_and_go_while_serving() {
     let server = Server::builder("templates", "1").offer_resources().build();
     let handle = server.handle();
     let mut client = connect(&server, json!({}));
-    handle.add_resource_template(ResourceTemplate::new("t://{n}", "t"), templated);
+    handle
+        .edit(|edit| edit.add_resource_template(ResourceTemplate::new("t://{n}", "t"), templated));
     let listed = client.request("resources/templates/list", None).unwrap();
     assert_eq!(listed["resourceTemplates"][0]["uriTemplate"], "t://{n}");
     let read = client.request("resources/read", Some(json!({"uri": "t://7"})));
     assert_eq!(read.unwrap()["contents"][0]["text"], "template 7");
-    assert!(handle.remove_resource_template("t://{n}"));
-    assert!(!handle.remove_resource_template("t://{n}"));
+    assert!(handle.edit(|edit| edit.remove_resource_template("t://{n}")));
+    assert!(!handle.edit(|edit| edit.remove_resource_template("t://{n}")));
     let before = messages_before_ping(&mut client);
     let method = "notifications/resources/list_changed";
     assert_eq!(notifications_named(&before, method), 2, "{:?}", before);

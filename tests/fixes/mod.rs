@@ -451,7 +451,9 @@ fn capabilities_follow_what_is_added_while_serving() {
         server.capabilities().prompts.is_some(),
         "offer_prompts declares prompts"
     );
-    server.handle().add_tool(echo_tool(), echo);
+    server
+        .handle()
+        .edit(|edit| edit.add_tool(echo_tool(), echo));
     assert!(
         server.capabilities().tools.is_some(),
         "add_tool declares tools"

@@ -1233,7 +1233,7 @@ fn adding_and_removing_tools_sends_list_changed() {
     let mut client = connect(&server, json!({}));
 
     let (tool, handler) = text_tool("second", "2");
-    handle.add_tool(tool, handler);
+    handle.edit(|edit| edit.add_tool(tool, handler));
     let sent = messages_before_ping(&mut client);
     assert_eq!(
         notification_methods(&sent),
@@ -1252,7 +1252,7 @@ fn adding_and_removing_tools_sends_list_changed() {
         "2"
     );
 
-    assert!(handle.remove_tool("second"));
+    assert!(handle.edit(|edit| edit.remove_tool("second")));
     let sent = messages_before_ping(&mut client);
     assert_eq!(
         notification_methods(&sent),
@@ -1261,7 +1261,7 @@ fn adding_and_removing_tools_sends_list_changed() {
     let outcome = client.request("tools/call", Some(json!({"name": "second"})));
     expect_error(outcome, ErrorCode::INVALID_PARAMS, "a removed tool");
 
-    assert!(!handle.remove_tool("never-added"));
+    assert!(!handle.edit(|edit| edit.remove_tool("never-added")));
     let sent = messages_before_ping(&mut client);
     assert!(sent.is_empty(), "removing nothing sent {:?}", sent);
 }

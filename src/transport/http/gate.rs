@@ -12,7 +12,7 @@ use super::auth::{authorize, ProtectedResource};
 use super::head::{HttpRefusal, HttpRequestHead};
 use super::media::check_host_and_origin;
 use super::wire::{HttpRequest, HttpResponse};
-use super::{HttpServer, HttpServerBuilder, Shared};
+use super::{HttpServer, Shared};
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 use crate::server::Principal;
 
@@ -124,88 +124,6 @@ fn metadata_document(
         }
         "OPTIONS" => Answer::Whole(HttpResponse::new(204).header("Allow", allow)),
         _ => Answer::Whole(HttpResponse::new(405).header("Allow", allow)),
-    }
-}
-
-impl HttpServerBuilder {
-    /// Protects the endpoint as an OAuth 2.1 resource server (see
-    /// [`ProtectedResource`]): every request needs a bearer token its
-    /// verifier accepts, issued for its resource, with the scopes the
-    /// server requires ([`ServerBuilder::require_scopes`](crate::ServerBuilder::require_scopes)
-    /// and the per-item scopes); the metadata document is served; a
-    /// 2025-11-25 session belongs to the principal that opened it.
-    /// Handlers read the principal with
-    /// [`RequestContext::principal`](crate::RequestContext::principal).
-    /// The same rules apply to both eras on the endpoint.
-    ///
-    /// [`serve`](Self::serve) fails with a message if `resource` is not an
-    /// absolute `http(s)` URL or no authorization server is named.
-    ///
-    /// Spec: basic/authorization (2025-11-25).
-    pub fn protect(mut self, protected: ProtectedResource) -> Self {
-        self.config.guards.protected = Some(Arc::new(protected));
-        self
-    }
-
-    /// Most 2025-11-25 sessions one principal may hold on a protected
-    /// endpoint (same subject and client id). At the limit, its
-    /// `initialize` ends the principal's oldest session (whose id then
-    /// gets 404), so that one caller cannot fill the session table for
-    /// everyone. Defaults to 100; at least 1.
-    pub fn max_sessions_per_principal(mut self, n: usize) -> Self {
-        self.config.max_sessions_per_principal = n.max(1);
-        self
-    }
-
-    /// Most 2025-11-25 sessions one peer address (the client's IP, without
-    /// its port) may hold when no principal is known (an endpoint that is
-    /// not protected). At the limit, its `initialize` ends the peer's
-    /// oldest session (whose id then gets 404). Defaults to none: behind a
-    /// proxy every client has the proxy's address, so set it only where
-    /// clients connect directly. At least 1.
-    pub fn max_sessions_per_peer(mut self, n: usize) -> Self {
-        self.config.max_sessions_per_peer = Some(n.max(1));
-        self
-    }
-
-    /// Adds a hook that sees each request's head (and its principal, when
-    /// the endpoint is protected) before the body is read, and may refuse
-    /// it with any status, headers and body: a rate limiter answering 429
-    /// with `Retry-After`, an IP allowlist answering 403.
-    ///
-    /// Order: the path, Host/Origin and authorization checks come first
-    /// (an unauthorized request is refused before any hook sees it), then
-    /// the hooks in the order they were added; the first refusal wins.
-    /// Hooks run on the connection's thread: keep them fast. The metadata
-    /// document is answered before the hooks. A request refused here (or
-    /// by authorization) never reaches the MCP layer, so
-    /// [`ServerBuilder::on_request_finished`](crate::ServerBuilder::on_request_finished)
-    /// does not report it: log refusals from the hook itself.
-    ///
-    /// ```no_run
-    /// use tiny_mcp::{HttpRefusal, HttpRequestHead, Principal, Server};
-    ///
-    /// let server = Server::builder("demo", "1.0.0").build();
-    /// let http = server
-    ///     .http()
-    ///     .before_request(|head: &HttpRequestHead<'_>, _: Option<&Principal>| {
-    ///         match head.remote_addr() {
-    ///             Some(addr) if addr.ip().is_loopback() => Ok(()),
-    ///             _ => Err(HttpRefusal::new(403).text("loopback only")),
-    ///         }
-    ///     })
-    ///     .serve("127.0.0.1:3000")?;
-    /// # Ok::<(), tiny_mcp::Error>(())
-    /// ```
-    pub fn before_request(
-        mut self,
-        hook: impl Fn(&HttpRequestHead<'_>, Option<&Principal>) -> Result<(), HttpRefusal>
-            + Send
-            + Sync
-            + 'static,
-    ) -> Self {
-        self.config.guards.hooks.push(Arc::new(hook));
-        self
     }
 }
 

@@ -19,6 +19,7 @@
 
 mod answer;
 mod auth;
+mod builder;
 mod conn;
 mod era;
 mod gate;
@@ -49,6 +50,8 @@ use crate::server::session::{Closing, Session};
 use crate::server::ServerInner;
 use crate::{Error, ErrorKind, Server};
 pub use auth::{ProtectedResource, TokenError, TokenVerifier};
+pub(crate) use builder::HttpConfig;
+pub use builder::HttpServerBuilder;
 pub use head::{HttpRefusal, HttpRequestHead};
 #[cfg(feature = "tiny_http")]
 pub use mount::TinyHttpMount;
@@ -56,324 +59,6 @@ pub use running::HttpServer;
 pub(crate) use sessions::{HttpSession, Lookup};
 #[cfg(feature = "fuzzing")]
 pub(crate) use wire::read_one;
-
-/// Settings of the Streamable HTTP transport; start it with
-/// [`serve`](Self::serve).
-///
-/// Every limit has a default and a documented behaviour when reached.
-///
-/// # Example
-///
-/// ```no_run
-/// use std::time::{Duration, Instant};
-/// use tiny_mcp::Server;
-///
-/// let server = Server::builder("demo", "1.0.0").build();
-/// let http = server
-///     .http()
-///     .endpoint("/mcp")
-///     .sse_keep_alive(Duration::from_secs(15))
-///     .serve("127.0.0.1:3000")?;
-/// eprintln!("serving on http://{}/mcp", http.local_addr());
-/// http.join()?;
-/// # Ok::<(), tiny_mcp::Error>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct HttpServerBuilder {
-    server: Server,
-    config: HttpConfig,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct HttpConfig {
-    pub(crate) endpoint: String,
-    pub(crate) max_body_bytes: usize,
-    pub(crate) max_sessions: usize,
-    pub(crate) session_idle_timeout: Duration,
-    pub(crate) max_streams_per_session: usize,
-    pub(crate) stream_queue_len: usize,
-    pub(crate) replay_buffer_events: usize,
-    pub(crate) max_retained_streams: usize,
-    pub(crate) sse_keep_alive: Duration,
-    pub(crate) sse_retry: Duration,
-    pub(crate) stateless: bool,
-    pub(crate) json_response: bool,
-    pub(crate) dns_rebinding_protection: bool,
-    pub(crate) allowed_hosts: Vec<String>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) max_connections: usize,
-    pub(crate) connection_idle_timeout: Duration,
-    pub(crate) write_timeout: Duration,
-    pub(crate) shutdown_grace: Duration,
-    pub(crate) request_head_timeout: Duration,
-    pub(crate) request_body_timeout: Duration,
-    pub(crate) max_retained_bytes_per_session: usize,
-    pub(crate) max_retained_bytes: usize,
-    pub(crate) max_sessions_per_principal: usize,
-    pub(crate) max_sessions_per_peer: Option<usize>,
-    pub(crate) session_id_prefix: String,
-    pub(crate) response_headers: Vec<(String, String)>,
-    /// Authorization and the pre-request hooks (`gate.rs`).
-    pub(crate) guards: gate::Guards,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        HttpConfig {
-            endpoint: "/mcp".into(),
-            max_body_bytes: 4 * 1024 * 1024,
-            max_sessions: 10_000,
-            session_idle_timeout: Duration::from_secs(30 * 60),
-            max_streams_per_session: 64,
-            stream_queue_len: 1024,
-            replay_buffer_events: 128,
-            max_retained_streams: 64,
-            sse_keep_alive: Duration::from_secs(15),
-            sse_retry: Duration::from_millis(1000),
-            stateless: false,
-            json_response: false,
-            dns_rebinding_protection: true,
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            max_connections: 10_000,
-            connection_idle_timeout: Duration::from_secs(300),
-            write_timeout: Duration::from_secs(30),
-            shutdown_grace: Duration::from_secs(1),
-            request_head_timeout: Duration::from_secs(30),
-            request_body_timeout: Duration::from_secs(60),
-            max_retained_bytes_per_session: 16 * 1024 * 1024,
-            max_retained_bytes: 256 * 1024 * 1024,
-            max_sessions_per_principal: 100,
-            max_sessions_per_peer: None,
-            session_id_prefix: String::new(),
-            response_headers: Vec::new(),
-            guards: gate::Guards::default(),
-        }
-    }
-}
-
-impl HttpServerBuilder {
-    pub(crate) fn new(server: Server) -> HttpServerBuilder {
-        HttpServerBuilder {
-            server,
-            config: HttpConfig::default(),
-        }
-    }
-
-    /// The path of the MCP endpoint. Defaults to `/mcp`; other paths get 404.
-    pub fn endpoint(mut self, path: impl Into<String>) -> Self {
-        self.config.endpoint = path.into();
-        self
-    }
-
-    /// Largest request body, in bytes; a larger one gets 413 and the
-    /// connection is closed. Defaults to 4 MiB.
-    pub fn max_body_bytes(mut self, n: usize) -> Self {
-        self.config.max_body_bytes = n;
-        self
-    }
-
-    /// Most live sessions. When full, an expired session, or one that no
-    /// request used since its `initialize` and that holds no request or
-    /// stream, is evicted to make room (so a client flooding `initialize`
-    /// evicts its own sessions, not the ones others use); if none can go,
-    /// `initialize` gets 503. Defaults to 10,000.
-    pub fn max_sessions(mut self, n: usize) -> Self {
-        self.config.max_sessions = n.max(1);
-        self
-    }
-
-    /// A session unused for this long is ended; its id then gets 404
-    /// (HTTP-18). Defaults to 30 minutes.
-    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.config.session_idle_timeout = timeout;
-        self
-    }
-
-    /// Most SSE streams open at once in one session (POST responses and the
-    /// GET stream). Past it a request gets 429. Defaults to 64.
-    pub fn max_streams_per_session(mut self, n: usize) -> Self {
-        self.config.max_streams_per_session = n.max(1);
-        self
-    }
-
-    /// Events queued for one stream's connection. When a slow client lets
-    /// it fill, the stream's connection is closed; the events stay in the
-    /// replay buffer for a resuming GET. Defaults to 1024.
-    pub fn stream_queue_len(mut self, n: usize) -> Self {
-        self.config.stream_queue_len = n.max(1);
-        self
-    }
-
-    /// Events each stream keeps for replay after `Last-Event-ID`
-    /// (HTTP-15). Older events are dropped. Defaults to 128; 0 disables
-    /// resumption.
-    pub fn replay_buffer_events(mut self, n: usize) -> Self {
-        self.config.replay_buffer_events = n;
-        self
-    }
-
-    /// Interval of keepalive comments on idle SSE streams. Defaults to 15 s.
-    pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
-        self.config.sse_keep_alive = interval.max(Duration::from_millis(10));
-        self
-    }
-
-    /// The `retry:` sent with the priming event (2025-11-25 sessions only).
-    /// Defaults to 1 s.
-    pub fn sse_retry(mut self, retry: Duration) -> Self {
-        self.config.sse_retry = retry;
-        self
-    }
-
-    /// Serves without sessions: no `Mcp-Session-Id` is minted or needed,
-    /// every POST is served on its own, GET and DELETE get 405. The server
-    /// cannot send requests to the client in this mode. Defaults to off.
-    pub fn stateless(mut self, on: bool) -> Self {
-        self.config.stateless = on;
-        self
-    }
-
-    /// Answers every request with `application/json` instead of an SSE
-    /// stream. Progress and log messages of a request are then dropped,
-    /// and requests to the client (`elicit`, `create_message`,
-    /// `list_roots`) fail at once with
-    /// [`ErrorKind::Closed`](crate::ErrorKind::Closed); so they do for a
-    /// client that accepts only `application/json`. Defaults to off.
-    pub fn json_response(mut self, on: bool) -> Self {
-        self.config.json_response = on;
-        self
-    }
-
-    /// Checks `Host` and `Origin` (403 on failure) before any MCP handling.
-    /// Defaults to on: when bound to a loopback address, `Host` must be a
-    /// loopback name and `Origin`, when present, a loopback origin; when
-    /// bound elsewhere, `Origin`'s host must equal `Host`'s (SEC-1).
-    pub fn dns_rebinding_protection(mut self, on: bool) -> Self {
-        self.config.dns_rebinding_protection = on;
-        self
-    }
-
-    /// Also allows these `Host` values (`name` or `name:port`).
-    pub fn allowed_hosts(mut self, hosts: Vec<String>) -> Self {
-        self.config.allowed_hosts = hosts;
-        self
-    }
-
-    /// Also allows these `Origin` values (`scheme://host[:port]`).
-    pub fn allowed_origins(mut self, origins: Vec<String>) -> Self {
-        self.config.allowed_origins = origins;
-        self
-    }
-
-    /// Most open connections; past it new connections get 503 and are
-    /// closed. Defaults to 10,000 (DESIGN.md §20: what they cost, and the
-    /// descriptor limit they need).
-    pub fn max_connections(mut self, n: usize) -> Self {
-        self.config.max_connections = n.max(1);
-        self
-    }
-
-    /// A keep-alive connection idle this long between requests is closed.
-    /// Defaults to 5 minutes.
-    pub fn connection_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.config.connection_idle_timeout = timeout;
-        self
-    }
-
-    /// Most bytes of events one session keeps for resumption in the
-    /// replay buffers of its finished streams. Past it, opening a stream
-    /// forgets the oldest finished ones; resuming a forgotten stream gets
-    /// 400, "ended". Defaults to 16 MiB.
-    pub fn max_retained_bytes_per_session(mut self, n: usize) -> Self {
-        self.config.max_retained_bytes_per_session = n;
-        self
-    }
-
-    /// Most bytes of events all sessions together keep for resumption.
-    /// Past it, a session opening a stream forgets its own oldest finished
-    /// streams. Defaults to 256 MiB.
-    pub fn max_retained_bytes(mut self, n: usize) -> Self {
-        self.config.max_retained_bytes = n;
-        self
-    }
-
-    /// How long a request's head may take, from its first byte to the
-    /// blank line that ends it (a peer trickling bytes is not idle). Past
-    /// it the request gets 408 and the connection is closed. Defaults to
-    /// 30 s (nginx's `client_header_timeout` is 60 s).
-    pub fn request_head_timeout(mut self, timeout: Duration) -> Self {
-        self.config.request_head_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long a request's body may take once its head was read. Past it
-    /// the request gets 408 and the connection is closed. Defaults to 60 s
-    /// (4 MiB at 70 KB/s).
-    pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
-        self.config.request_body_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long one write to a client may block (a client that stops
-    /// reading a stream): past it the connection is closed, and a 2025-11-25
-    /// stream stays replayable. Defaults to 30 s.
-    pub fn write_timeout(mut self, timeout: Duration) -> Self {
-        self.config.write_timeout = timeout.max(Duration::from_millis(1));
-        self
-    }
-
-    /// How long [`HttpServer::shutdown`] lets connections finish writing
-    /// what their streams ended with (listen results, final events) before
-    /// it closes them. Defaults to 1 s.
-    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.config.shutdown_grace = grace;
-        self
-    }
-
-    /// Binds `addr` and starts serving on background threads.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the address cannot be
-    /// bound or the acceptor thread cannot start;
-    /// [`ErrorKind::Message`](crate::ErrorKind::Message) if a
-    /// [`ProtectedResource`] cannot work (see [`protect`](Self::protect)).
-    pub fn serve(self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
-        if let Some(protected) = &self.config.guards.protected {
-            protected.check()?;
-        }
-        let listener = TcpListener::bind(addr)?;
-        let local_addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::new(&self.server, self.config, local_addr));
-        let acceptor_shared = Arc::clone(&shared);
-        let acceptor = thread::Builder::new()
-            .name("tiny-mcp-http-acceptor".into())
-            .spawn(move || accept_loop(&acceptor_shared, listener))?;
-        // Server::close stops accepting; `join` then cleans up.
-        let closing = Arc::downgrade(&shared);
-        let close_key = self.server.inner.on_close(Box::new(move || {
-            if let Some(shared) = closing.upgrade() {
-                if shared.pool.is_current_worker() {
-                    // Closed by a handler: its request still answers.
-                    *shared.spared.lock() = crate::server::current_request();
-                }
-                shared.stop();
-            }
-        }));
-        log::info!(
-            "serving MCP on http://{}{}",
-            local_addr,
-            shared.config.endpoint
-        );
-        Ok(HttpServer {
-            shared,
-            close_key,
-            acceptor: Mutex::new(Some(acceptor)),
-            finished: Mutex::new(None),
-        })
-    }
-}
 
 /// State shared by the acceptor and the connection threads.
 pub(crate) struct Shared {
@@ -501,6 +186,47 @@ impl Shared {
             Ok(()) => outcome,
         }
     }
+}
+
+/// Binds `addr` and starts serving `server` with `config` on background
+/// threads ([`HttpServerBuilder::serve`]).
+pub(super) fn start(
+    server: Server,
+    config: HttpConfig,
+    addr: impl ToSocketAddrs,
+) -> Result<HttpServer, Error> {
+    if let Some(protected) = &config.guards.protected {
+        protected.check()?;
+    }
+    let listener = TcpListener::bind(addr)?;
+    let local_addr = listener.local_addr()?;
+    let shared = Arc::new(Shared::new(&server, config, local_addr));
+    let acceptor_shared = Arc::clone(&shared);
+    let acceptor = thread::Builder::new()
+        .name("tiny-mcp-http-acceptor".into())
+        .spawn(move || accept_loop(&acceptor_shared, listener))?;
+    // Server::close stops accepting; `join` then cleans up.
+    let closing = Arc::downgrade(&shared);
+    let close_key = server.inner.on_close(Box::new(move || {
+        if let Some(shared) = closing.upgrade() {
+            if shared.pool.is_current_worker() {
+                // Closed by a handler: its request still answers.
+                *shared.spared.lock() = crate::server::current_request();
+            }
+            shared.stop();
+        }
+    }));
+    log::info!(
+        "serving MCP on http://{}{}",
+        local_addr,
+        shared.config.endpoint
+    );
+    Ok(HttpServer {
+        shared,
+        close_key,
+        acceptor: Mutex::new(Some(acceptor)),
+        finished: Mutex::new(None),
+    })
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {

@@ -29,8 +29,8 @@ use super::conn::unreadable;
 use super::gate::{admit, Admission};
 use super::route::route;
 use super::wire::{self, HttpRequest, HttpResponse, ReadError};
-use super::{HttpServerBuilder, Shared};
-use crate::server::current_request;
+use super::{HttpConfig, Shared};
+use crate::server::{current_request, Server};
 use crate::{Error, ErrorKind};
 
 /// The MCP endpoint mounted in a program's own [`tiny_http::Server`]
@@ -119,48 +119,40 @@ impl fmt::Debug for TinyHttpMount {
     }
 }
 
-impl HttpServerBuilder {
-    /// Mounts the endpoint in `server`, a program's own tiny_http server,
-    /// with these settings (feature `tiny_http`); see [`TinyHttpMount`]
-    /// for what applies. The server's address plays the part of the bound
-    /// address of [`serve`](Self::serve): when it is a loopback address
-    /// (or a Unix socket), DNS-rebinding protection allows only loopback
-    /// `Host` and `Origin` values.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Message`](crate::ErrorKind::Message) if a
-    /// [`ProtectedResource`](crate::ProtectedResource) cannot work (see
-    /// [`protect`](Self::protect)).
-    pub fn mount(self, server: &tiny_http::Server) -> Result<TinyHttpMount, Error> {
-        if let Some(protected) = &self.config.guards.protected {
-            protected.check()?;
-        }
-        // A Unix socket is reached from this machine only: loopback.
-        let local_addr = server
-            .server_addr()
-            .to_ip()
-            .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
-        let shared = Arc::new(Shared::new(&self.server, self.config, local_addr));
-        // Server::close ends the sessions at once; shutdown or the drop of
-        // the mount then joins the workers.
-        let closing = Arc::downgrade(&shared);
-        let close_key = self.server.inner.on_close(Box::new(move || {
-            if let Some(shared) = closing.upgrade() {
-                stop(&shared);
-            }
-        }));
-        log::info!(
-            "serving MCP at {} in a tiny_http server on {}",
-            shared.config.endpoint,
-            local_addr
-        );
-        Ok(TinyHttpMount {
-            shared,
-            close_key,
-            finished: Mutex::new(None),
-        })
+/// Mounts `mcp` with `config` in `server`
+/// ([`HttpServerBuilder::mount`](crate::HttpServerBuilder::mount)).
+pub(super) fn start(
+    mcp: Server,
+    config: HttpConfig,
+    server: &tiny_http::Server,
+) -> Result<TinyHttpMount, Error> {
+    if let Some(protected) = &config.guards.protected {
+        protected.check()?;
     }
+    // A Unix socket is reached from this machine only: loopback.
+    let local_addr = server
+        .server_addr()
+        .to_ip()
+        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
+    let shared = Arc::new(Shared::new(&mcp, config, local_addr));
+    // Server::close ends the sessions at once; shutdown or the drop of
+    // the mount then joins the workers.
+    let closing = Arc::downgrade(&shared);
+    let close_key = mcp.inner.on_close(Box::new(move || {
+        if let Some(shared) = closing.upgrade() {
+            stop(&shared);
+        }
+    }));
+    log::info!(
+        "serving MCP at {} in a tiny_http server on {}",
+        shared.config.endpoint,
+        local_addr
+    );
+    Ok(TinyHttpMount {
+        shared,
+        close_key,
+        finished: Mutex::new(None),
+    })
 }
 
 impl TinyHttpMount {

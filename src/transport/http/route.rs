@@ -94,7 +94,7 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     }
     match choose_path(shared, request, &message, caller.principal.as_deref()) {
         Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
-        Path::Initialize => initialize(shared, message, accepts, (caller, request.remote)),
+        Path::Initialize => initialize(shared, message, accepts, caller, request.remote),
         Path::Refuse(status, error) => Answer::error(status, id, error),
         Path::Session => on_session(shared, request, message, accepts, caller),
     }
@@ -134,7 +134,7 @@ fn on_session(
         let version = request.header("mcp-protocol-version");
         let core = Session::stateless_post(&shared.server, version);
         return match message {
-            Message::Request(r) => serve_request(shared, &core, None, r, (accepts, caller)),
+            Message::Request(r) => serve_request(shared, &core, None, r, accepts, caller),
             other => {
                 let sink: Arc<dyn Sink> = Arc::new(NullSink);
                 let _ = dispatch::receive(&core, other, &sink, Caller::default());
@@ -153,7 +153,7 @@ fn on_session(
     match message {
         Message::Request(r) => {
             let core = Arc::clone(&session.core);
-            serve_request(shared, &core, Some(&session), r, (accepts, caller))
+            serve_request(shared, &core, Some(&session), r, accepts, caller)
         }
         other => {
             let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&session.get_stream)));
@@ -202,7 +202,8 @@ fn initialize(
     shared: &Arc<Shared>,
     message: Message,
     accepts: Accepts,
-    (caller, peer): (Caller, Option<std::net::SocketAddr>),
+    caller: Caller,
+    peer: Option<std::net::SocketAddr>,
 ) -> Answer {
     let session = if shared.config.stateless {
         None
@@ -248,7 +249,8 @@ fn serve_request(
     core: &Arc<Session>,
     session: Option<&Arc<HttpSession>>,
     request: Request,
-    (accepts, caller): (Accepts, Caller),
+    accepts: Accepts,
+    caller: Caller,
 ) -> Answer {
     let id = request.id.clone();
     let config = &shared.config;

@@ -11,13 +11,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::head::may_add_header;
 use super::sse::{Stream, StreamSink};
-use super::{HttpConfig, HttpServerBuilder, Shared};
+use super::{HttpConfig, Shared};
 use crate::jsonrpc::RequestId;
 use crate::server::session::{Closing, Session};
 use crate::server::{Principal, Sink};
-use crate::Error;
 
 /// One `Mcp-Session-Id`: the protocol session plus its streams.
 pub(crate) struct HttpSession {
@@ -410,58 +408,5 @@ impl Shared {
             }
             None => false,
         }
-    }
-}
-
-impl HttpServerBuilder {
-    /// Starts every `Mcp-Session-Id` this instance mints with `prefix`
-    /// (e.g. `a1.`, then a UUID v4), a routing key the operator chooses,
-    /// so that a load balancer can send each 2025-11-25 request to the
-    /// instance that owns its session without a shared store (an nginx
-    /// `map` on the header). Another instance does not know the session and
-    /// answers 404, and the client starts a new one (HTTP-18). Defaults to
-    /// none.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) if
-    /// `prefix` is longer than 64 bytes or holds a character outside
-    /// visible ASCII (0x21 to 0x7E), which a session id may not (HTTP-16).
-    pub fn session_id_prefix(mut self, prefix: impl Into<String>) -> Result<Self, Error> {
-        let prefix = prefix.into();
-        if prefix.len() > 64 || !prefix.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
-            return Err(Error::invalid_params(format!(
-                "a session id prefix is at most 64 visible ASCII characters, not {:?}",
-                prefix
-            )));
-        }
-        self.config.session_id_prefix = prefix;
-        Ok(self)
-    }
-
-    /// Adds header `name: value` to every response, e.g. the instance that
-    /// answered behind a load balancer (`Mcp-Instance: a1`). Added in
-    /// order, after the crate's own headers.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) if
-    /// `name` is not an HTTP token, `value` holds a control character, or
-    /// the header is one the crate sets itself (framing, `Content-Type`,
-    /// `Mcp-Session-Id`, `WWW-Authenticate`).
-    pub fn response_header(
-        mut self,
-        name: impl Into<String>,
-        value: impl Into<String>,
-    ) -> Result<Self, Error> {
-        let (name, value) = (name.into(), value.into());
-        if !may_add_header(&name, &value, &["mcp-session-id", "www-authenticate"]) {
-            return Err(Error::invalid_params(format!(
-                "{:?} cannot be a response header",
-                name
-            )));
-        }
-        self.config.response_headers.push((name, value));
-        Ok(self)
     }
 }
