@@ -6,10 +6,11 @@
 use std::io::{self, BufRead, Write};
 use std::net::ToSocketAddrs;
 
+use crate::error::Error;
+use crate::server::Server;
 use crate::transport::http::{HttpServer, HttpServerBuilder};
 use crate::transport::memory::MemoryClient;
 use crate::transport::stdio;
-use crate::{Error, Server};
 
 impl Server {
     /// Serves MCP on stdin and stdout until stdin closes.

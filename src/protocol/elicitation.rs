@@ -213,7 +213,9 @@ impl ElicitResult {
     /// [`ErrorKind::Json`](crate::ErrorKind::Json) when the accepted
     /// values do not fit `T` (a client that ignored the requested schema):
     /// as a tool's error, an `isError` result saying so.
-    pub fn accepted_as<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>, crate::Error> {
+    pub fn accepted_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Option<T>, crate::error::Error> {
         if self.action != ElicitAction::Accept {
             return Ok(None);
         }

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::Tool;
+use crate::error::Error;
 use crate::jsonrpc::JsonObject;
-use crate::Error;
 
 impl Tool {
     /// A tool whose `inputSchema` is generated from its arguments type `A`

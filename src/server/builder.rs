@@ -208,7 +208,7 @@ impl ServerBuilder {
     where
         A: serde::de::DeserializeOwned + 'static,
         R: serde::Serialize + 'static,
-        F: Fn(&super::RequestContext, A) -> Result<R, crate::Error> + Send + Sync + 'static,
+        F: Fn(&super::RequestContext, A) -> Result<R, crate::error::Error> + Send + Sync + 'static,
     {
         self.tool(tool, super::typed::typed(handler))
     }

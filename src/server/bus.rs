@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 
 use super::listen;
 use super::ServerHandle;
+use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::notifications;
-use crate::Error;
 
 /// A change that every instance's clients should hear of.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The worker rows of the method table ([`Runs::Worker`](super::methods::Runs)):
+//! The worker rows of the method table (`Runs::Worker`):
 //! `tools/call`, `prompts/get` and `resources/read`, each calling the
 //! program's handler, and the TOOL-6 rule for a tool's failure.
 

@@ -15,9 +15,9 @@ use super::registry::Registry;
 use super::reply::failure;
 use super::reply::to_value;
 use super::reply::{Failure, Reply};
+use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{CompleteRequestParams, CompleteResult, Reference};
-use crate::Error;
 
 /// Suggests values for one prompt argument or one template variable.
 ///

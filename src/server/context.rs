@@ -15,6 +15,7 @@ use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
 use super::input::{InputRequest, InputResponses, Rounds};
 use super::tasks::{self, TaskRun, TaskSlot};
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
     notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
@@ -24,7 +25,6 @@ use crate::protocol::{
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
 use crate::server::{ServerHandle, Sink};
-use crate::{Error, ErrorKind};
 
 /// The context of one request, passed first to every handler.
 ///

@@ -19,12 +19,12 @@ use super::methods::{self, Method, Runs};
 use super::reply::{Answer, WorkerFn};
 use super::run::{Arrival, Job};
 use super::{RequestOutcome, RequestStatus};
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{methods as names, notifications, CancelledNotificationParams, Era};
 use crate::server::cancel::{BeginError, CancellationFlag};
 use crate::server::session::Session;
 use crate::server::Sink;
-use crate::{Error, ErrorKind};
 
 /// What became of one message from the client.
 #[must_use]

@@ -59,7 +59,7 @@ impl ServerHandle {
     pub fn add_skills_dir(
         &self,
         root: impl AsRef<std::path::Path>,
-    ) -> Result<Vec<String>, crate::Error> {
+    ) -> Result<Vec<String>, crate::error::Error> {
         let inner = &self.inner;
         let uris = inner.skills.add_dir(root.as_ref())?;
         if !inner

@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{
     CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult, ReadResourceResult,
 };
 use crate::server::{RequestContext, TemplateVariables};
-use crate::Error;
 
 /// Runs a tool for `tools/call`.
 ///

@@ -45,7 +45,7 @@ pub(crate) fn initialize(session: &Session, _: &Caller, params: Option<Value>) -
     let server = &session.server;
     to_value(InitializeResult {
         protocol_version,
-        capabilities: server.capabilities().for_era(crate::Era::V2025_11_25),
+        capabilities: server.capabilities().for_era(Era::V2025_11_25),
         server_info: server.info.clone(),
         instructions: server.instructions.clone(),
         meta: None,
@@ -62,7 +62,7 @@ pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answe
     let server = &session.server;
     let mut result = serde_json::json!({
         "supportedVersions": Era::V2026_07_28.versions(),
-        "capabilities": server.capabilities().for_era(crate::Era::V2026_07_28),
+        "capabilities": server.capabilities().for_era(Era::V2026_07_28),
     });
     if let Some(instructions) = &server.instructions {
         result["instructions"] = Value::from(instructions.as_str());

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::caller::Caller;
 use super::envelope::decorate;
+use crate::error::Error;
 use crate::error::{to_json, to_json_bytes};
 use crate::jsonrpc::{ErrorObject, JsonObject, Request};
 use crate::protocol::CreateMessageResult;
@@ -32,7 +33,6 @@ use crate::protocol::{
     methods, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ListRootsResult,
 };
 use crate::server::session::Session;
-use crate::Error;
 
 /// One request for the client's input: `{"method", "params"}`, where
 /// `method` is `elicitation/create`, `sampling/createMessage` or

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::context::RequestContext;
 use super::reply::Failure;
+use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
-use crate::Error;
 
 /// Code around every handler call: `tools/call`, `prompts/get`,
 /// `resources/read` and `completion/complete` (the methods that run a

@@ -14,9 +14,9 @@ use super::inline::{fixed_resources, invalid_cursor, offset, parse_params};
 use super::reply::failure;
 use super::reply::to_value;
 use super::reply::{Failure, Reply};
+use crate::error::Error;
 use crate::protocol::{ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource};
 use crate::server::RequestContext;
-use crate::Error;
 
 /// A list of resources computed when a client asks: a directory, a
 /// database table, anything too large or too changeable to register one

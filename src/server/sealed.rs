@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::input::RequestStateCodec;
 use crate::base64::{self, Alphabet};
-use crate::Error;
+use crate::error::Error;
 
 /// The shortest key accepted, in bytes (the HMAC-SHA256 output size, RFC
 /// 2104 §3).

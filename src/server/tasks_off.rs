@@ -10,11 +10,11 @@ use super::caller::Caller;
 use super::context::RequestContext;
 use super::reply::{Answer, Failure, Reply};
 use super::sink::Sink;
+use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{TaskMetadata, Tool};
 use crate::server::input::InputRequest;
 use crate::server::session::Session;
-use crate::Error;
 
 /// No store, no runs.
 pub(crate) struct Tasks;

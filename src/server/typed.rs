@@ -8,10 +8,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::handler::ToolHandler;
+use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::CallToolResult;
 use crate::server::RequestContext;
-use crate::Error;
 
 /// A tool handler from a closure over typed arguments and results, as
 /// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) makes

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::pool::WorkerPool;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::server::session::{Closing, Session};
+use crate::server::Server;
 use crate::server::{dispatch, Caller, ChannelSink, Principal, Received, Sink};
-use crate::Server;
 
 type Responder = Box<dyn FnMut(&Request) -> Result<Value, ErrorObject> + Send>;
 

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 
 use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{write_result_or_error, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
 use crate::server::session::{Closing, Session};
+use crate::server::Server;
 use crate::server::{dispatch, Caller, Received, Sink, ToolAnswer};
-use crate::{Error, ErrorKind, Server};
 
 /// The stdin buffer of `serve_stdio`: a pipelining client's lines are read
 /// in few reads.

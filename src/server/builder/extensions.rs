@@ -20,11 +20,14 @@ impl ServerBuilder {
     /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) for a
     /// prefix over 64 characters or with any but `A-Z a-z 0-9 . _ -`.
     #[cfg(feature = "tasks")]
-    pub fn task_id_prefix(mut self, prefix: impl Into<String>) -> Result<Self, crate::Error> {
+    pub fn task_id_prefix(
+        mut self,
+        prefix: impl Into<String>,
+    ) -> Result<Self, crate::error::Error> {
         let prefix = prefix.into();
         let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
         if prefix.len() > 64 || !prefix.bytes().all(allowed) {
-            return Err(crate::Error::invalid_params(format!(
+            return Err(crate::error::Error::invalid_params(format!(
                 "a task id prefix is at most 64 of A-Z a-z 0-9 . _ -, not {:?}",
                 prefix
             )));
@@ -78,7 +81,10 @@ impl ServerBuilder {
     /// that is not its directory's or breaks the Agent Skills naming rules,
     /// more than 512 files or 16 MiB (the error names the skill).
     #[cfg(feature = "skills")]
-    pub fn skills_dir(mut self, root: impl AsRef<std::path::Path>) -> Result<Self, crate::Error> {
+    pub fn skills_dir(
+        mut self,
+        root: impl AsRef<std::path::Path>,
+    ) -> Result<Self, crate::error::Error> {
         self.skills.add_dir(root.as_ref())?;
         if !self
             .skills

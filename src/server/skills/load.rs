@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{frontmatter, Skill, SkillFile, SKILL_MD};
+use crate::error::Error;
 use crate::jsonrpc::JsonObject;
-use crate::Error;
 
 /// SEP-2640 "Limits": files per skill.
 pub(crate) const MAX_FILES: usize = 512;

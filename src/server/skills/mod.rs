@@ -25,12 +25,12 @@ use super::inline::parse_params;
 use super::provider::{ResourcePage, ResourceProvider};
 use super::reply::Answer;
 use super::RequestContext;
+use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{
     extensions, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
 };
 use crate::server::session::Session;
-use crate::Error;
 
 /// The manifest every skill directory holds.
 pub(crate) const SKILL_MD: &str = "SKILL.md";

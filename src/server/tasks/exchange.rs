@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use super::TaskRun;
 use crate::error::to_json;
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{meta, TaskStatus};
 use crate::server::context::RequestContext;
 use crate::server::input::InputRequest;
-use crate::{Error, ErrorKind};
 
 /// The input a task waits for.
 #[derive(Debug, Default)]

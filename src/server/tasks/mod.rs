@@ -36,13 +36,13 @@ use super::context::RequestContext;
 use super::reply::Reply;
 use super::sink::{NullSink, Sink};
 use crate::error::to_json_bytes;
+use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject, Message, RequestId, Response};
 use crate::protocol::{
     extensions, notifications, Era, TaskMetadata, TaskStatus, TaskSupport, Tool,
 };
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
-use crate::Error;
 
 /// The bounds of tasks: how many are kept and run, for how long, and how
 /// large a result may be. Set with

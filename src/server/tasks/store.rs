@@ -16,9 +16,9 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::error::to_json_bytes;
+use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{Era, TaskStatus};
-use crate::Error;
 
 /// One task as the store keeps it.
 #[derive(Debug, Clone, PartialEq)]

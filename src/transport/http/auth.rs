@@ -37,9 +37,9 @@ use serde_json::{json, Value};
 use super::head::HttpRequestHead;
 use super::wire::{HttpRequest, HttpResponse};
 use crate::challenge::format_bearer;
+use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::server::Principal;
-use crate::Error;
 
 /// The well-known path of the protected resource metadata (RFC 9728 §3).
 pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";

@@ -45,10 +45,11 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::pool::WorkerPool;
+use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::RequestId;
 use crate::server::session::{Closing, Session};
+use crate::server::Server;
 use crate::server::ServerInner;
-use crate::{Error, ErrorKind, Server};
 pub use auth::{ProtectedResource, TokenError, TokenVerifier};
 pub(crate) use builder::HttpConfig;
 pub use builder::HttpServerBuilder;

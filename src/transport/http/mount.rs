@@ -30,8 +30,8 @@ use super::gate::{admit, Admission};
 use super::route::route;
 use super::wire::{self, HttpRequest, HttpResponse, ReadError};
 use super::{HttpConfig, Shared};
+use crate::error::{Error, ErrorKind};
 use crate::server::{current_request, Server};
-use crate::{Error, ErrorKind};
 
 /// The MCP endpoint mounted in a program's own [`tiny_http::Server`]
 /// (feature `tiny_http`): the program keeps its server, its pages and its

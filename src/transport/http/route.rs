@@ -477,7 +477,7 @@ pub(super) mod tests {
             method: method.into(),
             path: "/mcp".into(),
             query: None,
-            headers: crate::HttpHeaders::new(all),
+            headers: crate::server::HttpHeaders::new(all),
             body: if body.is_null() {
                 Vec::new()
             } else {

@@ -11,8 +11,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::Shared;
+use crate::error::{Error, ErrorKind};
 use crate::server::current_request;
-use crate::{Error, ErrorKind};
 
 /// A running Streamable HTTP server.
 ///
