@@ -11,7 +11,7 @@
 //! The suite starts a scenario server and runs `<command> <serverUrl>` with
 //! `MCP_CONFORMANCE_SCENARIO` set, `MCP_CONFORMANCE_PROTOCOL_VERSION` (the
 //! spec version under test; pre-release suites) and, for some scenarios,
-//! `MCP_CONFORMANCE_CONTEXT` (JSON). `scripts/conformance-client.sh` runs
+//! `MCP_CONFORMANCE_CONTEXT` (JSON). `scripts/check/conformance-client.sh` runs
 //! every scenario.
 //!
 //! Each scenario does what a program using the library would do: connect,

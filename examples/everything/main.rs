@@ -59,8 +59,8 @@
 //!   | cargo run -q --example everything
 //! ```
 //!
-//! `scripts/interop-ts.sh` drives it with the official TypeScript SDK client
-//! and checks every tool, resource and prompt; `scripts/conformance-run.sh`
+//! `scripts/interop/interop-ts.sh` drives it with the official TypeScript SDK client
+//! and checks every tool, resource and prompt; `scripts/check/conformance-run.sh`
 //! runs the conformance suites against it (0.1.16, and the 0.2.0 alpha at
 //! 2026-07-28 and 2025-11-25).
 

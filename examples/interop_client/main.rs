@@ -1,6 +1,6 @@
 //! `interop_client`: drives an MCP server that nobody here wrote (the
 //! official SDKs' servers and reference servers run by
-//! scripts/interop-client.sh) with [`tiny_mcp::Client`] and checks what
+//! scripts/interop/interop-client.sh) with [`tiny_mcp::Client`] and checks what
 //! that server offers.
 //!
 //! ```text

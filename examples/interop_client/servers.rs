@@ -1,5 +1,5 @@
 //! The profiles of servers other than the two fixtures: what each offers
-//! decides which checks run (scripts/interop-client.sh's table says the
+//! decides which checks run (scripts/interop/interop-client.sh's table says the
 //! same per server).
 
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! `skills/list`, `skills/get`, `resources/read`, `resources/list` and
 //! `resources/directory/read`, on the in-memory dispatcher. The conformance
 //! suite's three `sep-2640-skills-*` scenarios run against the `everything`
-//! example over HTTP (`scripts/conformance-run.sh`).
+//! example over HTTP (`scripts/check/conformance-run.sh`).
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ is cancelled), `cancelled` (how many `slow` calls were cancelled so far in
 this process) and `fail` (isError). Resource `interop://greeting`
 (text/plain); prompt `greet {name}`.
 
-Run by scripts/interop-client.sh.
+Run by scripts/interop/interop-client.sh.
 """
 
 from __future__ import annotations

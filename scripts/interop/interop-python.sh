@@ -5,7 +5,7 @@
 # output-schema check must accept (tests/interop/python/typed.py); in the
 # 2026-07-28 runs it also runs a task end to end (tests/interop/python/tasks.py).
 #
-# Usage: scripts/interop-python.sh [--stdio | --http] [--legacy | --modern]
+# Usage: scripts/interop/interop-python.sh [--stdio | --http] [--legacy | --modern]
 #   --stdio     only stdio (the client spawns the server)
 #   --http      only Streamable HTTP (the server runs on 127.0.0.1:<free port>/mcp)
 #   --legacy    only the client's legacy mode (initialize, 2025-11-25)
@@ -25,7 +25,7 @@
 # exits 1 if any check or run failed.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
@@ -49,7 +49,7 @@ done
 
 TAG=interop-python
 # shellcheck source=lib/python-interop.sh
-source "$ROOT/scripts/lib/python-interop.sh"
+source "$ROOT/scripts/interop/lib/python-interop.sh"
 ensure_venv
 example_bin
 

@@ -42,7 +42,7 @@
 # rmcp, fastmcp) 2025-11-25 is pinned in a second run (sessions exist only
 # there).
 #
-# Usage: scripts/interop-client.sh [--only SERVER[/TRANSPORT]]... [--python | --ts] [--stdio | --http | --sse]
+# Usage: scripts/interop/interop-client.sh [--only SERVER[/TRANSPORT]]... [--python | --ts] [--stdio | --http | --sse]
 #   --only SERVER[/TRANSPORT]  only that server (and transport); repeatable;
 #                              e.g. --only everything/sse, --only rmcp
 #   --python / --ts            only that SDK's server (same as --only)
@@ -64,7 +64,7 @@
 # failed. Every wait is bounded; every process it starts is stopped on exit.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 INTEROP=$ROOT/tests/interop
 PYTHON=${INTEROP_PYTHON:-python3}
 RUN_TIMEOUT=${INTEROP_TIMEOUT:-120}
@@ -142,11 +142,11 @@ fi
 needs() { [[ " ${RUNS[*]} " == *" $1 "* ]]; }
 
 # shellcheck source=lib/python-interop.sh
-source "$ROOT/scripts/lib/python-interop.sh"
+source "$ROOT/scripts/interop/lib/python-interop.sh"
 # shellcheck source=lib/npm-deps.sh
-source "$ROOT/scripts/lib/npm-deps.sh"
+source "$ROOT/scripts/interop/lib/npm-deps.sh"
 # shellcheck source=lib/interop-servers.sh
-source "$ROOT/scripts/lib/interop-servers.sh"
+source "$ROOT/scripts/interop/lib/interop-servers.sh"
 
 # --- what this script starts, stopped on exit ---
 DRIVER_PID=

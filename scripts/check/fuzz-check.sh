@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# scripts/fuzz-check.sh - run each cargo-fuzz target in fuzz/ briefly
+# scripts/check/fuzz-check.sh - run each cargo-fuzz target in fuzz/ briefly
 # (about a minute in all), seeded from fuzz/corpus/. New inputs go to
 # target/fuzz-corpus/, never into the repository.
 #
 # Needs the nightly toolchain (libFuzzer); without it the check is skipped
 # with a message. cargo-fuzz is installed with cargo when missing.
 #
-# Usage (from the repository root): bash scripts/fuzz-check.sh [SECONDS]
+# Usage (from the repository root): bash scripts/check/fuzz-check.sh [SECONDS]
 #   SECONDS  per target (default 12: about a minute for the five)
 # The committed corpus is replayed first: a failure there fails the check.
 # Then each target explores for SECONDS; what exploration finds is reported

@@ -1,5 +1,6 @@
-# What the Python SDK interop scripts share. Sourced by interop-python.sh and
-# interop-oauth.sh and multi-instance.sh.
+# What the Python SDK interop scripts share. Sourced by interop-python.sh,
+# interop-oauth.sh, interop-client.sh, ../check/multi-instance.sh and
+# ../measure/bench-client.sh.
 #
 # Reads: ROOT, PY_DIR, VENV, STAMP, PYTHON, TAG (message prefix), and
 # EVERYTHING_BIN (optional). ensure_venv makes the virtualenv; example_bin

@@ -2,7 +2,7 @@
 """Longest functions and files under src/ (the limits in docs/STYLE.md: no
 function over 80 lines, no file over 700).
 
-Usage: python3 scripts/code-size.py [ROOT] [--top N]
+Usage: python3 scripts/check/code-size.py [ROOT] [--top N]
 
 A function runs from the line of its `fn` keyword to the line of the brace
 that closes its body, both included, comments and blank lines counted; the

@@ -6,7 +6,7 @@
 # bench starts it on 127.0.0.1:0), in both eras, with N client threads (Rust)
 # or asyncio tasks (Python) sharing one client.
 #
-# Usage: scripts/bench-client.sh [--seconds S] [--warmup S] [--runs N] [--threads LIST]
+# Usage: scripts/measure/bench-client.sh [--seconds S] [--warmup S] [--runs N] [--threads LIST]
 #                                [--transports LIST] [--eras LIST] [--wait-idle S]
 #   --seconds S        measured seconds per run (default 3)
 #   --warmup S         unmeasured seconds before each run (default 0.5)
@@ -30,7 +30,7 @@
 # latency and CPU: below 1 is less). Exits 1 if any run failed.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
@@ -59,8 +59,8 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "$TAG: --runs needs a number of at least 1" >&2; exit 2; }
 
-# shellcheck source=lib/python-interop.sh
-source "$ROOT/scripts/lib/python-interop.sh"
+# shellcheck source=../interop/lib/python-interop.sh
+source "$ROOT/scripts/interop/lib/python-interop.sh"
 ensure_venv
 
 cd "$ROOT"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# scripts/count-lines.sh - code lines per file: lines that are not blank,
+# scripts/measure/count-lines.sh - code lines per file: lines that are not blank,
 # not `//` comments (which covers `//!` and `///` docs). Lines inside
 # `/* ... */` are counted (the examples have none).
 #
-# Usage: scripts/count-lines.sh FILE...    (`-` reads stdin)
+# Usage: scripts/measure/count-lines.sh FILE...    (`-` reads stdin)
 #
 # e.g. the tool definitions of examples/notes.rs, from its "The tools"
 # comment to its "The resources" comment:
 #   sed -n '/^\/\/ The tools/,/^\/\/ The resources/p' examples/notes.rs \
-#     | scripts/count-lines.sh -
+#     | scripts/measure/count-lines.sh -
 
 set -euo pipefail
 

@@ -2,7 +2,7 @@
 # Run the official MCP conformance suite (npm @modelcontextprotocol/conformance)
 # against an MCP server that is already running (Streamable HTTP).
 #
-# Usage: scripts/conformance.sh [URL] [SCENARIO...]
+# Usage: scripts/check/conformance.sh [URL] [SCENARIO...]
 #   URL        MCP endpoint (default http://127.0.0.1:3000/mcp); keep it on
 #              127.0.0.1/localhost, the dns-rebinding-protection scenario needs that
 #   SCENARIO   only these scenarios (default: all of `conformance list --server`)
@@ -20,7 +20,7 @@
 # Nothing is installed globally: the suite (and Node 22 if needed) go into the cache.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VERSION=${MCP_CONFORMANCE_VERSION:-0.1.16}
 SDK_VERSION=${MCP_CONFORMANCE_SDK_VERSION-1.32.2}
 NODE_VERSION=${MCP_CONFORMANCE_NODE_VERSION:-22.23.3}

@@ -4,7 +4,7 @@
 # tests/interop/python/multi.py (raw HTTP with httpx2 and the official MCP Python SDK
 # client, mcp 2.3.0, pinned in tests/interop/python/requirements.txt).
 #
-# Usage: scripts/multi-instance.sh [--keep-logs] [--bench [BENCH OPTIONS]]
+# Usage: scripts/check/multi-instance.sh [--keep-logs] [--bench [BENCH OPTIONS]]
 #   --keep-logs   keep the temporary folder (configs and logs) and print its path
 #   --bench       instead of the checks, measure: the same deployment from a release
 #                 build, then `cargo bench --bench http` drives 2026-07-28 tools/call
@@ -35,7 +35,7 @@
 # `N passed, M failed`; exits 1 if any check or run failed.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
@@ -57,8 +57,8 @@ done
 [[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--clients 16 --runs 5)
 
 TAG=multi-instance
-# shellcheck source=lib/python-interop.sh
-source "$ROOT/scripts/lib/python-interop.sh"
+# shellcheck source=../interop/lib/python-interop.sh
+source "$ROOT/scripts/interop/lib/python-interop.sh"
 
 # --- nginx and redis-server: Debian's packages, never their services ---
 ensure_packages() {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# scripts/min-versions-check.sh - prove that the lowest dependency versions
+# scripts/check/min-versions-check.sh - prove that the lowest dependency versions
 # Cargo.toml declares really build: resolve a lockfile with
 # `cargo +nightly update -Z minimal-versions` in a scratch copy, then build
 # the crate and its tests and run the unit tests with the stable toolchain.
 # The committed Cargo.lock is never touched.
 #
-# Usage (from the repository root): bash scripts/min-versions-check.sh
+# Usage (from the repository root): bash scripts/check/min-versions-check.sh
 # Last line: "minimal versions: ok" (exit 0) or "minimal versions: FAILED (why)".
 set -uo pipefail
 

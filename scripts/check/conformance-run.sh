@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Build the `everything` example, serve it over Streamable HTTP on a free loopback
 # port and run the MCP conformance suites against that one server:
-#   1. release 0.1.16 (scripts/conformance.sh), every server scenario;
-#   2. the 0.2.0 alpha at 2026-07-28 (scripts/conformance-next.sh): the frozen
+#   1. release 0.1.16 (scripts/check/conformance.sh), every server scenario;
+#   2. the 0.2.0 alpha at 2026-07-28 (scripts/check/conformance-next.sh): the frozen
 #      scored set plus the pending header scenarios http-header-validation and
 #      http-custom-header-server-validation;
 #   3. the 0.2.0 alpha at 2025-11-25: every scenario that applies there;
 #   4. the 0.2.0 alpha's extension scenarios (tasks-*, sep-2640-skills-*).
 #
-# Usage: scripts/conformance-run.sh [SCENARIO...]
+# Usage: scripts/check/conformance-run.sh [SCENARIO...]
 #   SCENARIO   run only these scenarios, in each run where they exist (a
 #              scenario unknown to a suite is left out of that run)
-# Environment: the MCP_CONFORMANCE_* variables of scripts/conformance.sh and
-# scripts/conformance-next.sh (MCP_CONFORMANCE_SPEC_VERSION, _SUITE and _EXTRA
+# Environment: the MCP_CONFORMANCE_* variables of scripts/check/conformance.sh and
+# scripts/check/conformance-next.sh (MCP_CONFORMANCE_SPEC_VERSION, _SUITE and _EXTRA
 # are set here per run).
 #
 # Prints each run's report, then `N passed, M failed` last, summed over the
 # three runs. Exits 1 if any scenario failed (or the server does not start).
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/release/examples/everything
 HEADER_SCENARIOS="http-header-validation http-custom-header-server-validation"
@@ -102,20 +102,20 @@ suite_list() {
 }
 
 if [[ ${#SCENARIOS[@]} -eq 0 ]]; then
-  run "suite 0.1.16" "$ROOT/scripts/conformance.sh" "$URL"
+  run "suite 0.1.16" "$ROOT/scripts/check/conformance.sh" "$URL"
   run "suite 0.2.0-alpha.12 at 2026-07-28 (scored + header scenarios)" \
     env MCP_CONFORMANCE_SPEC_VERSION=2026-07-28 MCP_CONFORMANCE_SUITE=required \
-    MCP_CONFORMANCE_EXTRA="$HEADER_SCENARIOS" "$ROOT/scripts/conformance-next.sh" "$URL"
+    MCP_CONFORMANCE_EXTRA="$HEADER_SCENARIOS" "$ROOT/scripts/check/conformance-next.sh" "$URL"
   run "suite 0.2.0-alpha.12 at 2025-11-25" \
     env MCP_CONFORMANCE_SPEC_VERSION=2025-11-25 MCP_CONFORMANCE_SUITE=all \
-    "$ROOT/scripts/conformance-next.sh" "$URL"
+    "$ROOT/scripts/check/conformance-next.sh" "$URL"
   run "suite 0.2.0-alpha.12 extensions (tasks, skills)" \
-    env MCP_CONFORMANCE_SUITE=extensions "$ROOT/scripts/conformance-next.sh" "$URL"
+    env MCP_CONFORMANCE_SUITE=extensions "$ROOT/scripts/check/conformance-next.sh" "$URL"
 else
   # Make sure both suites are installed (pointed at a closed port, the
   # scripts only install), then keep the named scenarios each one knows.
-  "$ROOT/scripts/conformance.sh" http://127.0.0.1:1/mcp none >/dev/null 2>&1
-  "$ROOT/scripts/conformance-next.sh" http://127.0.0.1:1/mcp >/dev/null 2>&1
+  "$ROOT/scripts/check/conformance.sh" http://127.0.0.1:1/mcp none >/dev/null 2>&1
+  "$ROOT/scripts/check/conformance-next.sh" http://127.0.0.1:1/mcp >/dev/null 2>&1
   old_cache=${MCP_CONFORMANCE_CACHE:-$TARGET/conformance}
   next_cache=${MCP_CONFORMANCE_NEXT_CACHE:-$TARGET/conformance-next}
   mapfile -t old < <(suite_list "$old_cache" | known_to)
@@ -125,15 +125,15 @@ else
   } | known_to)
   mapfile -t legacy < <(suite_list "$next_cache" --spec-version 2025-11-25 | known_to)
   if [[ ${#old[@]} -gt 0 ]]; then
-    run "suite 0.1.16" "$ROOT/scripts/conformance.sh" "$URL" "${old[@]}"
+    run "suite 0.1.16" "$ROOT/scripts/check/conformance.sh" "$URL" "${old[@]}"
   fi
   if [[ ${#modern[@]} -gt 0 ]]; then
     run "suite 0.2.0-alpha.12 at 2026-07-28" env MCP_CONFORMANCE_SPEC_VERSION=2026-07-28 \
-      "$ROOT/scripts/conformance-next.sh" "$URL" "${modern[@]}"
+      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${modern[@]}"
   fi
   if [[ ${#legacy[@]} -gt 0 ]]; then
     run "suite 0.2.0-alpha.12 at 2025-11-25" env MCP_CONFORMANCE_SPEC_VERSION=2025-11-25 \
-      "$ROOT/scripts/conformance-next.sh" "$URL" "${legacy[@]}"
+      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${legacy[@]}"
   fi
   if [[ ${#summary[@]} -eq 0 ]]; then
     echo "conformance-run: no suite knows the scenarios: ${SCENARIOS[*]}" >&2

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# scripts/static-check.sh - build the `everything` example and the `mcp`
+# scripts/check/static-check.sh - build the `everything` example and the `mcp`
 # client as static binaries (the README's recipe), check that they are
 # statically linked, run a stdio exchange and an HTTP initialize against
 # the server, let the static `mcp` call it over stdio and HTTP, and report
 # both sizes. Built without the default `tasks` and `skills` features,
 # as a server that uses neither would be (with them: about 180 KB more).
 #
-# Usage (from the repository root): bash scripts/static-check.sh
+# Usage (from the repository root): bash scripts/check/static-check.sh
 # Last line: "static binary: ok (N bytes)" (exit 0) or
 # "static binary: FAILED (why)" (exit 1). The size limits: 2.0 MiB for the
 # server; 2.25 MiB for `mcp`, whose client gained session renewal, the

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# scripts/debian-crates-check.sh - build and test tiny-mcp the way Debian 12
+# scripts/check/debian-crates-check.sh - build and test tiny-mcp the way Debian 12
 # users do: Debian's rustc 1.63 and cargo, offline, against Debian's
 # packaged crates (librust-*-dev under /usr/share/cargo/registry, through a
 # cargo source replacement), with no lockfile; then build a fresh
 # downstream project that depends on tiny-mcp by path the same way, and
 # run it over stdio. The recipe is the one MSRV.md gives users.
 #
-# Usage (from the repository root): bash scripts/debian-crates-check.sh
+# Usage (from the repository root): bash scripts/check/debian-crates-check.sh
 # Last line: "Debian crates: ok" (exit 0) or "Debian crates: FAILED (why)".
 set -uo pipefail
 

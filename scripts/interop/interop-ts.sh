@@ -2,7 +2,7 @@
 # Interop test: the official TypeScript MCP SDK client (tests/interop/ts, pinned in
 # package.json / package-lock.json) drives our `everything` example server.
 #
-# Usage: scripts/interop-ts.sh [--stdio | --http]
+# Usage: scripts/interop/interop-ts.sh [--stdio | --http]
 #   --stdio (default)  the client spawns the server and talks over stdin/stdout
 #   --http             the server is started on 127.0.0.1:<free port>, the client
 #                      uses Streamable HTTP on http://127.0.0.1:<port>/mcp
@@ -13,7 +13,7 @@
 # with the client's exit code (1 if any check failed).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TS_DIR=$ROOT/tests/interop/ts
 
 MODE=stdio
@@ -29,7 +29,7 @@ command -v npm >/dev/null || { echo "interop-ts: npm is not installed" >&2; exit
 
 # --- npm dependencies: `npm ci` only when node_modules does not match the lock ---
 # shellcheck source=lib/npm-deps.sh
-source "$ROOT/scripts/lib/npm-deps.sh"
+source "$ROOT/scripts/interop/lib/npm-deps.sh"
 if deps_up_to_date; then
   echo "interop-ts: npm dependencies up to date" >&2
 else

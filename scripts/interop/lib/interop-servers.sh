@@ -1,4 +1,4 @@
-# The servers of scripts/interop-client.sh: their installs, command lines
+# The servers of scripts/interop/interop-client.sh: their installs, command lines
 # and driver profiles. Sourced by interop-client.sh after python-interop.sh
 # and npm-deps.sh.
 #
@@ -19,7 +19,7 @@ install_venv() {
   local dir=$INTEROP/$1
   PY_DIR=$dir VENV=$dir/.venv STAMP=$dir/.venv/.interop-stamp ROOT=$ROOT PYTHON=$PYTHON TAG=$TAG \
     timeout -k 5 "$INSTALL_TIMEOUT" bash -c \
-    'set -euo pipefail; source "$ROOT/scripts/lib/python-interop.sh"; ensure_venv'
+    'set -euo pipefail; source "$ROOT/scripts/interop/lib/python-interop.sh"; ensure_venv'
 }
 
 # `npm ci` in tests/interop/$1 unless node_modules matches the lock.

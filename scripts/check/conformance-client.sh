@@ -10,7 +10,7 @@
 #      flow (only the client's bearer-token provider), so they are expected to
 #      fail and are not counted.
 #
-# Usage: scripts/conformance-client.sh [SCENARIO...]
+# Usage: scripts/check/conformance-client.sh [SCENARIO...]
 #   SCENARIO   only these scenarios, in each run that lists them (auth/... too)
 # Environment:
 #   MCP_CONFORMANCE_VERSION       release suite version          (default 0.1.16)
@@ -31,10 +31,10 @@
 # client's stderr; then `AUTH PASS|FAIL name (...)` per auth scenario and
 # `auth: P passed of R run (report only)`; and last `N passed, M failed` over
 # the non-auth scenarios. Exits 1 if any non-auth scenario failed (or nothing
-# ran). Nothing is installed globally (see scripts/lib/install-suite.sh).
+# ran). Nothing is installed globally (see scripts/check/lib/install-suite.sh).
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=$TARGET/debug/examples/conformance_client
 REL_VERSION=${MCP_CONFORMANCE_VERSION:-0.1.16}
@@ -76,7 +76,7 @@ trap cleanup EXIT
 [[ $BIN != *" "* ]] || die "the example's path contains a space: $BIN"
 
 # --- both suites (install_suite reads VERSION and CACHE, sets NODE and CLI) ---
-. "$ROOT/scripts/lib/install-suite.sh"
+. "$ROOT/scripts/check/lib/install-suite.sh"
 VERSION=$REL_VERSION CACHE=$REL_CACHE
 install_suite
 REL_NODE=$NODE REL_CLI=$CLI

@@ -2,9 +2,9 @@
 # Run the pre-release line of the MCP conformance suite (npm
 # @modelcontextprotocol/conformance 0.2.0-alpha.*), the first with 2026-07-28
 # (stateless) server scenarios, against an MCP server that is already running
-# (Streamable HTTP). scripts/conformance.sh runs the released 0.1.x line.
+# (Streamable HTTP). scripts/check/conformance.sh runs the released 0.1.x line.
 #
-# Usage: scripts/conformance-next.sh [URL] [SCENARIO...]
+# Usage: scripts/check/conformance-next.sh [URL] [SCENARIO...]
 #   URL        MCP endpoint (default http://127.0.0.1:3000/mcp); keep it on
 #              127.0.0.1/localhost, the dns-rebinding-protection scenario needs that
 #   SCENARIO   only these scenarios (default: the set MCP_CONFORMANCE_SUITE picks)
@@ -34,7 +34,7 @@
 # Nothing is installed globally: the suite (and Node 22 if needed) go into the cache.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VERSION=${MCP_CONFORMANCE_NEXT_VERSION:-0.2.0-alpha.12}
 SDK_VERSION=${MCP_CONFORMANCE_SDK_VERSION-1.32.2}
 NODE_VERSION=${MCP_CONFORMANCE_NODE_VERSION:-22.23.3}

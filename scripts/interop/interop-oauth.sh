@@ -4,7 +4,7 @@
 # (@modelcontextprotocol/sdk 1.32.2, pinned in tests/interop/ts/package.json) authenticate
 # with OAuth 2.1 against our `everything` example server and call tools over Streamable HTTP.
 #
-# Usage: scripts/interop-oauth.sh [--python] [--ts] [--legacy | --modern]
+# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--legacy | --modern]
 #   --python    only the Python client (both modes, or the one named)
 #   --ts        only the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
 #   --legacy    only the Python client's legacy mode (initialize, 2025-11-25)
@@ -25,16 +25,16 @@
 # then a fresh server runs the same way for `node oauth.mjs URL --as AS` (label oauth/ts,
 # see tests/interop/ts/oauth.mjs), which needs node >= 18 (missing: a FAIL line).
 #
-# The virtualenv is the one scripts/interop-python.sh uses (tests/interop/python/.venv),
+# The virtualenv is the one scripts/interop/interop-python.sh uses (tests/interop/python/.venv),
 # made or refreshed the same way when missing or stale (the authorization server is
 # Python, so it is needed for --ts too); the npm dependencies are the ones
-# scripts/interop-ts.sh uses, installed with `npm ci` only when they do not match the lock.
+# scripts/interop/interop-ts.sh uses, installed with `npm ci` only when they do not match the lock.
 #
 # Prints one `ok`/`FAIL` line per check (and `note` lines) and, last, the combined
 # `N passed, M failed`; exits 1 if any check or run failed.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
@@ -65,9 +65,9 @@ fi
 
 TAG=interop-oauth
 # shellcheck source=lib/python-interop.sh
-source "$ROOT/scripts/lib/python-interop.sh"
+source "$ROOT/scripts/interop/lib/python-interop.sh"
 # shellcheck source=lib/npm-deps.sh
-source "$ROOT/scripts/lib/npm-deps.sh"
+source "$ROOT/scripts/interop/lib/npm-deps.sh"
 ensure_venv
 example_bin
 

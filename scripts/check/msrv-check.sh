@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# scripts/msrv-check.sh - check that tiny-mcp (lib, tests, examples) really
+# scripts/check/msrv-check.sh - check that tiny-mcp (lib, tests, examples) really
 # compiles with Debian 12's packaged toolchain: rustc 1.63 + cargo 0.66.
 #
-# Usage (from the repository root):  bash scripts/msrv-check.sh
+# Usage (from the repository root):  bash scripts/check/msrv-check.sh
 #
 # Steps:
 #  1. apt-get install rustc cargo if /usr/bin/rustc is missing or not 1.63.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The 2026-07-28 JSON path against the hand-written reference (issue 14, item 11).
 #
-# Usage: scripts/http-reference.sh REF_SERVER [BENCH OPTIONS]
+# Usage: scripts/measure/http-reference.sh REF_SERVER [BENCH OPTIONS]
 #   REF_SERVER   the reference server binary of the shared bench kit
 #                (`ref-server`, built from ../shared/tools/bench/reference); it is
 #                started as `REF_SERVER --http 127.0.0.1:<port> --json` (2025-11-25
@@ -20,8 +20,8 @@
 # The servers are other processes, so their CPU is not reported.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-REF=${1:?usage: scripts/http-reference.sh REF_SERVER [BENCH OPTIONS]}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REF=${1:?usage: scripts/measure/http-reference.sh REF_SERVER [BENCH OPTIONS]}
 shift
 [ -x "$REF" ] || { echo "http-reference: $REF is not an executable" >&2; exit 2; }
 ARGS=("$@")

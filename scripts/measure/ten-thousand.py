@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What N open connections and streams cost the `everything` example (issue 14 item 12).
 
-    python3 scripts/ten-thousand.py [--n 10000] [--bin target/release/examples/everything]
+    python3 scripts/measure/ten-thousand.py [--n 10000] [--bin target/release/examples/everything]
 
 Starts the server with `--max-connections` and `--max-sessions` above N and the
 descriptor limit raised to the hard limit (for the server and for this script), then
