@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the CLIENT scenarios of the official MCP conformance suite (npm
 # @modelcontextprotocol/conformance) against tiny-mcp's blocking Client, driven
-# by examples/conformance_client.rs (the suite starts a scenario server and runs
+# by tests/fixtures/conformance_client.rs (the suite starts a scenario server and runs
 # `conformance_client <serverUrl>` with MCP_CONFORMANCE_SCENARIO set):
 #   1. release 0.1.16, every non-auth client scenario;
 #   2. the 0.2.0 alpha at 2025-11-25 and at 2026-07-28, every non-auth client

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop test of our blocking client (tiny_mcp::Client, driven by
-# examples/interop_client/) against servers nobody here wrote. Each run is
+# tests/fixtures/interop_client/) against servers nobody here wrote. Each run is
 # SERVER/TRANSPORT[/ERA]; the driver's --profile decides the checks, as what
 # each server offers allows:
 #

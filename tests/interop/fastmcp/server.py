@@ -1,6 +1,6 @@
 """Interop server: FastMCP (PyPI `fastmcp`, pinned in requirements.txt
 beside this file) for tiny-mcp's blocking client to drive
-(examples/interop_client.rs, profile `core`).
+(tests/fixtures/interop_client/, profile `core`).
 
 Usage:
     python server.py --stdio          serve over stdin/stdout
