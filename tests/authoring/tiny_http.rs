@@ -24,7 +24,7 @@ use crate::support::http::{
     send, Conn, Req, LATEST, WAIT,
 };
 
-const MODERN: &str = "2026-07-28";
+const V2026: &str = "2026-07-28";
 const PAGE: &str = "<!doctype html><title>the program's page</title>";
 
 /// A tiny_http program: its page at `/`, 404 for other paths, and the
@@ -135,7 +135,7 @@ fn text_of(response: &Value) -> &str {
 /// A 2026-07-28 `_meta` envelope (META-1 (2026-07-28)), with `extra`.
 fn envelope(extra: Value) -> Value {
     let mut meta = json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "tiny-http-tests", "version": "0"}
     });
@@ -147,9 +147,9 @@ fn envelope(extra: Value) -> Value {
 
 /// A 2026-07-28 `tools/call` POST with its routing headers (HTTP-2
 /// (2026-07-28)).
-fn modern_call(body: String, tool: &str) -> Req {
+fn call_2026(body: String, tool: &str) -> Req {
     Req::post(body)
-        .header("MCP-Protocol-Version", MODERN)
+        .header("MCP-Protocol-Version", V2026)
         .header("Mcp-Method", "tools/call")
         .header("Mcp-Name", tool)
 }
@@ -250,7 +250,7 @@ fn release_tool(release: &Sender<()>) {
 // comes first, an SSE stream of events without ids when a notification
 // comes before it.
 #[test]
-fn modern_requests_work_on_the_mount() {
+fn requests_2026_work_on_the_mount() {
     let (release, waiting) = crossbeam_channel::bounded(1);
     let site = Site::start(&server(waiting), |http| http);
     let body = rpc(
@@ -258,7 +258,7 @@ fn modern_requests_work_on_the_mount() {
         "tools/call",
         json!({"name": "echo", "arguments": {"message": "modern"}, "_meta": envelope(json!({}))}),
     );
-    let answered = send(site.addr, &modern_call(body, "echo"), "a 2026-07-28 call");
+    let answered = send(site.addr, &call_2026(body, "echo"), "a 2026-07-28 call");
     answered.expect_status(200, "2026-07-28 tools/call");
     assert_eq!(answered.header("content-type"), Some("application/json"));
     assert!(answered.header("mcp-session-id").is_none(), "no session");
@@ -267,7 +267,7 @@ fn modern_requests_work_on_the_mount() {
     assert_eq!(message["result"]["resultType"], "complete", "{}", message);
     let mut conn = Conn::open(site.addr);
     let steps = steps_body(json!(2), envelope(json!({"progressToken": 9})));
-    let head = conn.start(&modern_call(steps, "steps"), "the 2026-07-28 stream head");
+    let head = conn.start(&call_2026(steps, "steps"), "the 2026-07-28 stream head");
     assert!(head.is_sse(), "MHTTP-4: {:?}", head);
     let event = match conn.next_event("the progress event (2026-07-28)") {
         Some(event) => event,

@@ -8,7 +8,7 @@ use super::*;
 fn missing_meta_is_invalid_params() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     for params in [
         None,
         Some(json!({})),
@@ -46,7 +46,7 @@ fn incomplete_envelope_is_invalid_params() {
     // locked modern (the state after a failed first request is not pinned
     // down, ERA-2).
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     let error = expect_error(
         client.request(
             "tools/list",
@@ -83,7 +83,7 @@ fn missing_client_info_is_accepted() {
 fn non_string_version_is_invalid_params() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     for version in [json!(20260728), json!(["2026-07-28"]), json!(null)] {
         let mut meta = envelope(json!({}));
         meta[PROTOCOL_VERSION] = version.clone();
@@ -101,7 +101,7 @@ fn non_string_version_is_invalid_params() {
 fn unsupported_version_is_unsupported_with_data() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     for version in ["2099-01-01", "2025-11-25", "2026-07-28 ", ""] {
         let error = expect_error(
             client.request(
@@ -113,7 +113,7 @@ fn unsupported_version_is_unsupported_with_data() {
         );
         assert_eq!(
             error.data,
-            Some(json!({"supported": [MODERN], "requested": version})),
+            Some(json!({"supported": [V2026], "requested": version})),
             "version {:?}",
             version
         );
@@ -125,7 +125,7 @@ fn unsupported_version_is_unsupported_with_data() {
 fn unknown_log_level_is_invalid_params() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     for level in [json!("loud"), json!("INFO"), json!(3)] {
         expect_error(
             client.request(

@@ -7,10 +7,10 @@ use super::*;
 // so the connection is modern; `initialize` then gets -32022 naming the
 // modern versions and the version it asked for.
 #[test]
-fn first_modern_request_locks_modern_and_initialize_gets_unsupported_version() {
+fn first_2026_request_locks_2026_and_initialize_gets_unsupported_version() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     let error = expect_error(
         client.request(
             "initialize",
@@ -25,7 +25,7 @@ fn first_modern_request_locks_modern_and_initialize_gets_unsupported_version() {
     );
     assert_eq!(
         error.data,
-        Some(json!({"supported": [MODERN], "requested": "2025-11-25"}))
+        Some(json!({"supported": [V2026], "requested": "2025-11-25"}))
     );
     // Still modern afterwards.
     let result = ok(
@@ -42,7 +42,7 @@ fn first_modern_request_locks_modern_and_initialize_gets_unsupported_version() {
 // ERA-6 (2026-07-28): a modern request on a connection locked to the
 // handshake era is -32600.
 #[test]
-fn modern_request_on_legacy_connection_is_invalid_request() {
+fn request_2026_on_2025_connection_is_invalid_request() {
     let server = full_server();
     let mut client = connect(&server, json!({}));
     let error = expect_error(
@@ -61,14 +61,14 @@ fn modern_request_on_legacy_connection_is_invalid_request() {
 // modern claim, so such a first request (a `ping`, which the handshake era
 // answers before `initialize`) locks the connection to the handshake era.
 #[test]
-fn progress_token_alone_is_not_a_modern_claim() {
+fn progress_token_alone_is_not_a_2026_claim() {
     let server = full_server();
     let mut client = memory(&server);
     let pong = ok(
         client.request("ping", Some(json!({"_meta": {"progressToken": 1}}))),
         "ping with only a progress token",
     );
-    assert_legacy_shape(&pong, "ping");
+    assert_2025_shape(&pong, "ping");
     expect_error(
         mreq(&mut client, "server/discover", json!({})),
         ErrorCode::INVALID_REQUEST,
@@ -79,15 +79,15 @@ fn progress_token_alone_is_not_a_modern_claim() {
 // ERA-1, ERA-7 (2026-07-28): `initialize` is legacy even with an envelope,
 // and asking for 2026-07-28 is counter-offered 2025-11-25.
 #[test]
-fn initialize_with_envelope_is_legacy_and_counter_offered() {
+fn initialize_with_envelope_is_2025_and_counter_offered() {
     let server = full_server();
     let mut client = memory(&server);
     let result = ok(
         client.request(
             "initialize",
-            Some(modern(
+            Some(enveloped(
                 json!({
-                    "protocolVersion": MODERN,
+                    "protocolVersion": V2026,
                     "capabilities": {},
                     "clientInfo": {"name": "c", "version": "1"}
                 }),
@@ -97,13 +97,13 @@ fn initialize_with_envelope_is_legacy_and_counter_offered() {
         "initialize with an envelope",
     );
     assert_eq!(result["protocolVersion"], "2025-11-25");
-    assert_legacy_shape(&result, "initialize");
+    assert_2025_shape(&result, "initialize");
 }
 
 // RES-2, ERA-8 (2026-07-28): legacy results carry no resultType, ttlMs,
 // cacheScope or serverInfo stamp.
 #[test]
-fn legacy_results_carry_no_modern_fields() {
+fn results_2025_carry_no_2026_fields() {
     let server = full_server();
     let mut client = connect(&server, json!({}));
     for (method, params) in [
@@ -121,14 +121,14 @@ fn legacy_results_carry_no_modern_fields() {
         ),
     ] {
         let result = ok(client.request(method, Some(params)), method);
-        assert_legacy_shape(&result, method);
+        assert_2025_shape(&result, method);
     }
 }
 
 // ERR-2 (2026-07-28): the handshake era keeps -32002 for a missing
 // resource.
 #[test]
-fn legacy_missing_resource_keeps_resource_not_found() {
+fn missing_2025_resource_keeps_resource_not_found() {
     let server = full_server();
     let mut client = connect(&server, json!({}));
     expect_error(
@@ -142,7 +142,7 @@ fn legacy_missing_resource_keeps_resource_not_found() {
 // process modern; no discover is needed first; `initialize` then gets
 // -32022 with the supported and requested versions.
 #[test]
-fn stdio_first_modern_request_locks_modern() {
+fn stdio_first_2026_request_locks_2026() {
     let mut child = ChildServer::spawn_example("everything");
     child.request(
         json!(1),
@@ -164,24 +164,24 @@ fn stdio_first_modern_request_locks_modern() {
     assert_eq!(code, UNSUPPORTED_VERSION);
     assert_eq!(
         data,
-        json!({"supported": [MODERN], "requested": "2025-06-18"})
+        json!({"supported": [V2026], "requested": "2025-06-18"})
     );
     child.request(json!(2), "server/discover", bare(json!({})));
     let (response, _) = child.wait_response(&json!(2), "server/discover");
-    assert_eq!(response["result"]["supportedVersions"], json!([MODERN]));
+    assert_eq!(response["result"]["supportedVersions"], json!([V2026]));
 }
 
 // ERA-6, RES-2 (2026-07-28): a stdio process locked to the handshake era
 // refuses a modern request with -32600 and keeps legacy result shapes.
 #[test]
-fn stdio_legacy_process_refuses_modern_request() {
+fn stdio_2025_process_refuses_2026_request() {
     let (mut child, init) = ChildServer::initialized("everything", json!({}));
-    assert_legacy_shape(&init, "initialize");
+    assert_2025_shape(&init, "initialize");
     child.request(json!(1), "tools/list", bare(json!({})));
     let (response, _) = child.wait_response(&json!(1), "a modern tools/list");
     let (code, _) = error_of(&response, "a modern request on a legacy process");
     assert_eq!(code, -32600);
     child.request(json!(2), "tools/list", json!({}));
     let (response, _) = child.wait_response(&json!(2), "a legacy tools/list");
-    assert_legacy_shape(&response["result"], "legacy tools/list");
+    assert_2025_shape(&response["result"], "legacy tools/list");
 }

@@ -14,7 +14,7 @@ use tiny_mcp::{
 // HTTP-1, HTTP-2, HTTP-8 (2026-07-28): a POST with the three routing
 // headers is answered with JSON, and no session is minted.
 #[test]
-fn http_modern_post_is_answered_without_session() {
+fn http_2026_post_is_answered_without_session() {
     let http = serve(full_server().http());
     let addr = http.local_addr();
     let response = send(
@@ -41,14 +41,14 @@ fn http_modern_post_is_answered_without_session() {
     assert_eq!(text_of(&message["result"]), "over http");
     let discover = send(
         addr,
-        &modern_post(json!("d"), "server/discover", bare(json!({}))),
+        &post_2026(json!("d"), "server/discover", bare(json!({}))),
         "server/discover",
     );
     discover.expect_status(200, "server/discover");
     assert!(discover.header("mcp-session-id").is_none());
     assert_eq!(
         discover.json()["result"]["supportedVersions"],
-        json!([MODERN])
+        json!([V2026])
     );
 }
 
@@ -64,7 +64,7 @@ fn http_missing_or_mismatched_headers_are_header_mismatch() {
         "tools/call",
         json!({"name": "echo", "_meta": envelope_with(PROTOCOL_VERSION, json!("2099-01-01"))}),
     ))
-    .header("MCP-Protocol-Version", MODERN)
+    .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "tools/call")
     .header("Mcp-Name", "echo");
     let cases = vec![
@@ -94,11 +94,11 @@ fn http_missing_or_mismatched_headers_are_header_mismatch() {
         assert_eq!(message["id"], 5, "{}: the id is echoed: {}", what, message);
     }
     // resources/read and prompts/get name their target too.
-    let read = modern_post(json!(6), "resources/read", bare(json!({"uri": "test://a"})))
+    let read = post_2026(json!(6), "resources/read", bare(json!({"uri": "test://a"})))
         .header("Mcp-Name", "test://b");
     expect_http_error(&send(addr, &read, "read"), 400, HEADER_MISMATCH, "read");
     let get =
-        modern_post(json!(7), "prompts/get", bare(json!({"name": "greet"}))).without("Mcp-Name");
+        post_2026(json!(7), "prompts/get", bare(json!({"name": "greet"}))).without("Mcp-Name");
     expect_http_error(&send(addr, &get, "get"), 400, HEADER_MISMATCH, "get");
 }
 
@@ -112,7 +112,7 @@ fn http_duplicate_routing_header_is_header_mismatch() {
         let value = if twice == "Mcp-Method" {
             "tools/list"
         } else {
-            MODERN
+            V2026
         };
         let raw = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
@@ -120,7 +120,7 @@ fn http_duplicate_routing_header_is_header_mismatch() {
              MCP-Protocol-Version: {}\r\nMcp-Method: tools/list\r\n{}: {}\r\n\
              Content-Length: {}\r\n\r\n{}",
             addr,
-            MODERN,
+            V2026,
             twice,
             value,
             body.len(),
@@ -157,7 +157,7 @@ fn http_header_check_comes_before_version_check() {
     let message = expect_http_error(&response, 400, UNSUPPORTED_VERSION, "unknown version");
     assert_eq!(
         message["error"]["data"],
-        json!({"supported": [MODERN], "requested": "2099-01-01"})
+        json!({"supported": [V2026], "requested": "2099-01-01"})
     );
 }
 
@@ -169,7 +169,7 @@ fn http_base64_name_header_is_decoded() {
     let addr = http.local_addr();
     let uri = "test://caf\u{e9}";
     let sentinel = format!("=?base64?{}?=", base64(uri.as_bytes()));
-    let req = modern_post(json!(1), "resources/read", bare(json!({ "uri": uri })))
+    let req = post_2026(json!(1), "resources/read", bare(json!({ "uri": uri })))
         .header("Mcp-Name", &sentinel);
     let response = send(addr, &req, "resources/read with a base64 Mcp-Name");
     response.expect_status(200, "base64 Mcp-Name");
@@ -196,7 +196,7 @@ fn http_unknown_and_removed_methods_are_404() {
         "resources/subscribe",
         "tasks/list",
     ] {
-        let req = modern_post(json!(1), method, bare(json!({"uri": "test://a"})));
+        let req = post_2026(json!(1), method, bare(json!({"uri": "test://a"})));
         let response = send(addr, &req, method);
         expect_http_error(&response, 404, -32601, method);
     }
@@ -210,7 +210,7 @@ fn http_envelope_errors_are_400() {
     let addr = http.local_addr();
     let with = |meta: Value| {
         Req::post(rpc(json!(1), "tools/list", json!({ "_meta": meta })))
-            .header("MCP-Protocol-Version", MODERN)
+            .header("MCP-Protocol-Version", V2026)
             .header("Mcp-Method", "tools/list")
     };
     let cases = vec![
@@ -229,7 +229,7 @@ fn http_envelope_errors_are_400() {
         (
             "no _meta and a wrong Mcp-Method",
             Req::post(rpc(json!(1), "tools/list", json!({})))
-                .header("MCP-Protocol-Version", MODERN)
+                .header("MCP-Protocol-Version", V2026)
                 .header("Mcp-Method", "tools/call"),
         ),
     ];
@@ -250,7 +250,7 @@ fn http_handler_failures_are_200() {
     let message = response.json();
     assert_eq!(message["result"]["isError"], true, "{}", message);
     assert_complete(&message["result"], "isError result");
-    let get = modern_post(json!(2), "prompts/get", bare(json!({"name": "broken"})));
+    let get = post_2026(json!(2), "prompts/get", bare(json!({"name": "broken"})));
     let response = send(addr, &get, "a failing prompt");
     expect_http_error(&response, 200, -32603, "a failing prompt");
 }
@@ -265,7 +265,7 @@ fn http_notification_is_202() {
                       "params": {"requestId": 1}})
     .to_string();
     let req = Req::post(body.clone())
-        .header("MCP-Protocol-Version", MODERN)
+        .header("MCP-Protocol-Version", V2026)
         .header("Mcp-Method", "notifications/cancelled");
     let response = send(addr, &req, "a notification");
     response.expect_status(202, "a notification");
@@ -281,16 +281,16 @@ fn http_notification_is_202() {
 // ERA-3, ERA-7 (2026-07-28): an `initialize` body under a 2026-07-28
 // header goes to the legacy path: a session and 2025-11-25.
 #[test]
-fn http_initialize_under_modern_header_goes_legacy() {
+fn http_initialize_under_2026_header_goes_2025() {
     let http = serve(full_server().http());
     let addr = http.local_addr();
     let req = Req::post(rpc(
         json!(0),
         "initialize",
-        json!({"protocolVersion": MODERN, "capabilities": {},
+        json!({"protocolVersion": V2026, "capabilities": {},
                "clientInfo": {"name": "c", "version": "1"}}),
     ))
-    .header("MCP-Protocol-Version", MODERN)
+    .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "initialize");
     let response = send(addr, &req, "initialize under a modern header");
     response.expect_status(200, "initialize");
@@ -301,7 +301,7 @@ fn http_initialize_under_modern_header_goes_legacy() {
     );
     let result = response.rpc()["result"].clone();
     assert_eq!(result["protocolVersion"], "2025-11-25", "{}", result);
-    assert_legacy_shape(&result, "initialize");
+    assert_2025_shape(&result, "initialize");
 }
 
 // HTTP-8, HTTP-9, NOTIF-1, LISTEN-8 (2026-07-28): a request whose handler
@@ -313,7 +313,7 @@ fn http_request_with_progress_is_sse_progress_then_result() {
     let addr = http.local_addr();
     let mut params = bare(json!({"name": "chatty"}));
     params["_meta"]["progressToken"] = json!("tok");
-    let req = modern_post(json!(9), "tools/call", params);
+    let req = post_2026(json!(9), "tools/call", params);
     let response = send(addr, &req, "chatty over SSE");
     response.expect_status(200, "chatty");
     assert!(response.head.is_sse(), "{:?}", response.head);
@@ -365,7 +365,7 @@ fn http_closing_the_stream_cancels_the_request() {
     let mut params = bare(json!({"name": "wait"}));
     params["_meta"]["progressToken"] = json!(1);
     let mut conn = Conn::open(http.local_addr());
-    let head = conn.start(&modern_post(json!(1), "tools/call", params), "wait");
+    let head = conn.start(&post_2026(json!(1), "tools/call", params), "wait");
     assert!(head.is_sse(), "{:?}", head);
     let progress = conn.next_message("the progress notification");
     assert_eq!(progress["method"], "notifications/progress");
@@ -402,7 +402,7 @@ fn http_cancel_notification_is_ignored() {
     let mut params = bare(json!({"name": "wait"}));
     params["_meta"]["progressToken"] = json!(1);
     let mut conn = Conn::open(addr);
-    let head = conn.start(&modern_post(json!(1), "tools/call", params), "wait");
+    let head = conn.start(&post_2026(json!(1), "tools/call", params), "wait");
     assert!(head.is_sse(), "{:?}", head);
     recv(&started_rx, "the handler's start");
     let cancel = Req::post(
@@ -410,7 +410,7 @@ fn http_cancel_notification_is_ignored() {
                "params": {"requestId": 1}})
         .to_string(),
     )
-    .header("MCP-Protocol-Version", MODERN)
+    .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "notifications/cancelled");
     send(addr, &cancel, "the cancel notification").expect_status(202, "cancel");
     let _ = release_tx.send(());
@@ -429,7 +429,7 @@ fn http_accept_must_list_both_types() {
     let http = serve(full_server().http());
     let addr = http.local_addr();
     for accept in ["application/json", "text/event-stream"] {
-        let req = modern_post(json!(1), "tools/list", bare(json!({}))).header("Accept", accept);
+        let req = post_2026(json!(1), "tools/list", bare(json!({}))).header("Accept", accept);
         send(addr, &req, accept).expect_status(406, accept);
     }
     let note = Req::post(
@@ -437,7 +437,7 @@ fn http_accept_must_list_both_types() {
                "params": {"requestId": 1}})
         .to_string(),
     )
-    .header("MCP-Protocol-Version", MODERN)
+    .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "notifications/cancelled")
     .header("Accept", "application/json");
     send(addr, &note, "a notification accepting JSON only")
@@ -462,7 +462,7 @@ fn http_malformed_bodies_are_400() {
         ),
     ] {
         let req = Req::post(body)
-            .header("MCP-Protocol-Version", MODERN)
+            .header("MCP-Protocol-Version", V2026)
             .header("Mcp-Method", "tools/list");
         let response = send(addr, &req, what);
         let message = expect_http_error(&response, 400, code, what);
@@ -556,7 +556,7 @@ fn http_param_headers_must_match_arguments() {
 
 // ERA-6 (2026-07-28): a modern claim on a legacy HTTP session is -32600.
 #[test]
-fn http_modern_claim_on_legacy_session_is_invalid_request() {
+fn http_2026_claim_on_2025_session_is_invalid_request() {
     let http = serve(full_server().http());
     let addr = http.local_addr();
     let session = open_session(addr, "2025-11-25", json!({}));
@@ -583,7 +583,7 @@ fn get_and_delete_under_a_2026_header_are_405() {
         let mut conn = Conn::open(addr);
         let raw = format!(
             "{} /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {}\r\n\r\n",
-            method, addr, MODERN
+            method, addr, V2026
         );
         conn.send_raw(raw.as_bytes());
         let head = conn.read_head("the answer to a 2026-07-28 GET or DELETE");
@@ -626,7 +626,7 @@ fn raw_non_ascii_routing_headers_are_refused() {
     let body = rpc(
         json!(9),
         "resources/read",
-        modern(json!({ "uri": uri }), json!({})),
+        enveloped(json!({ "uri": uri }), json!({})),
     );
     let mut utf8 = b"Mcp-Name: ".to_vec();
     utf8.extend_from_slice(uri.as_bytes());
@@ -649,7 +649,7 @@ fn post_with_raw_header(addr: std::net::SocketAddr, body: &str, raw_header: &[u8
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {}\r\n\
          Mcp-Method: resources/read\r\nContent-Length: {}\r\n",
         addr,
-        MODERN,
+        V2026,
         body.len()
     )
     .into_bytes();

@@ -108,10 +108,10 @@ fn listen_sends_only_requested_change_types() {
 // LISTEN-8 (2026-07-28): a modern connection gets no bare change
 // notifications, and progress and logs never carry a subscription id.
 #[test]
-fn modern_connection_gets_changes_only_on_listen_streams() {
+fn connection_2026_gets_changes_only_on_listen_streams() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     server.handle().notify_tools_list_changed();
     server.handle().notify_prompts_list_changed();
     server.handle().notify_resource_updated("test://a");
@@ -172,7 +172,7 @@ fn close_listen_streams_sends_the_final_result() {
 fn listen_errors_open_no_stream() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     expect_error(
         mreq(&mut client, "subscriptions/listen", json!({})),
         ErrorCode::INVALID_PARAMS,
@@ -378,7 +378,7 @@ fn http_listen_stream_never_carries_progress_or_logs() {
     let (mut listen, _) = http_listen(addr, json!("L"), json!({"toolsListChanged": true}));
     let mut params = json!({"name": "chatty", "_meta": envelope_with(LOG_LEVEL, json!("debug"))});
     params["_meta"]["progressToken"] = json!(1);
-    let response = send(addr, &modern_post(json!(2), "tools/call", params), "chatty");
+    let response = send(addr, &post_2026(json!(2), "tools/call", params), "chatty");
     let methods: Vec<Value> = response
         .messages()
         .iter()
@@ -528,7 +528,7 @@ fn a_live_listen_id_cannot_be_reused() {
     let listen = |id: i64| {
         Message::from_value(
             json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
-            "params": modern(json!({"notifications": {"toolsListChanged": true}}), json!({}))}),
+            "params": enveloped(json!({"notifications": {"toolsListChanged": true}}), json!({}))}),
         )
         .unwrap()
     };
@@ -544,12 +544,12 @@ fn a_live_listen_id_cannot_be_reused() {
         second
     );
     let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-        "params": modern(json!({"name": "echo", "arguments": {"text": "x"}}), json!({}))});
+        "params": enveloped(json!({"name": "echo", "arguments": {"text": "x"}}), json!({}))});
     client.send(Message::from_value(call).unwrap());
     let refused = read_message(&mut client, "the answer to a call with id 5");
     assert_eq!(code(&refused), -32600, "{}", refused);
     let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
-        "params": modern(json!({}), json!({}))});
+        "params": enveloped(json!({}), json!({}))});
     client.send(Message::from_value(list).unwrap());
     let refused = read_message(&mut client, "the answer to a list with id 5");
     assert_eq!(code(&refused), -32600, "an inline request too: {}", refused);

@@ -40,7 +40,7 @@ mod rounds;
 // Vocabulary
 // ---------------------------------------------------------------------------
 
-const MODERN: &str = "2026-07-28";
+const V2026: &str = "2026-07-28";
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -59,7 +59,7 @@ const MISSING_CAPABILITY: i32 = -32021;
 /// A complete envelope (META-1) declaring `capabilities`.
 fn envelope(capabilities: Value) -> Value {
     let mut meta = JsonObject::new();
-    meta.insert(PROTOCOL_VERSION.into(), json!(MODERN));
+    meta.insert(PROTOCOL_VERSION.into(), json!(V2026));
     meta.insert(CLIENT_CAPABILITIES.into(), capabilities);
     meta.insert(
         CLIENT_INFO.into(),
@@ -75,13 +75,13 @@ fn with_meta(mut params: Value, meta: Value) -> Value {
 }
 
 /// `params` with a complete envelope declaring `capabilities`.
-fn modern(params: Value, capabilities: Value) -> Value {
+fn enveloped(params: Value, capabilities: Value) -> Value {
     with_meta(params, envelope(capabilities))
 }
 
 /// `params` with a complete envelope declaring no capability.
 fn bare(params: Value) -> Value {
-    modern(params, json!({}))
+    enveloped(params, json!({}))
 }
 
 /// An envelope with `key` set to `value` (or removed when `value` is null).
@@ -138,7 +138,7 @@ fn assert_complete(result: &Value, what: &str) {
 }
 
 /// RES-2: nothing of the modern era on a legacy result.
-fn assert_legacy_shape(result: &Value, what: &str) {
+fn assert_2025_shape(result: &Value, what: &str) {
     for key in ["resultType", "ttlMs", "cacheScope"] {
         assert!(result.get(key).is_none(), "{}: {} in {}", what, key, result);
     }
@@ -394,7 +394,7 @@ fn mreq_caps(
     params: Value,
     capabilities: Value,
 ) -> Result<Value, ErrorObject> {
-    client.request(method, Some(modern(params, capabilities)))
+    client.request(method, Some(enveloped(params, capabilities)))
 }
 
 fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
@@ -405,7 +405,7 @@ fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
 }
 
 /// Locks a memory connection to the modern era with a valid request.
-fn lock_modern(client: &mut MemoryClient) {
+fn lock_2026(client: &mut MemoryClient) {
     let result = ok(
         mreq(client, "server/discover", json!({})),
         "the first server/discover",
@@ -474,14 +474,14 @@ fn serve(builder: tiny_mcp::HttpServerBuilder) -> HttpServer {
 
 /// A 2026-07-28 POST with its routing headers (HTTP-2 (2026-07-28)):
 /// `params` already carries its envelope.
-fn modern_post(id: Value, method: &str, params: Value) -> Req {
+fn post_2026(id: Value, method: &str, params: Value) -> Req {
     let name = params
         .get("name")
         .or_else(|| params.get("uri"))
         .and_then(Value::as_str)
         .map(str::to_string);
     let mut req = Req::post(rpc(id, method, params))
-        .header("MCP-Protocol-Version", MODERN)
+        .header("MCP-Protocol-Version", V2026)
         .header("Mcp-Method", method);
     if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
         if let Some(name) = name {
@@ -492,7 +492,7 @@ fn modern_post(id: Value, method: &str, params: Value) -> Req {
 }
 
 fn call_req(id: Value, tool: &str, arguments: Value) -> Req {
-    modern_post(
+    post_2026(
         id,
         "tools/call",
         bare(json!({"name": tool, "arguments": arguments})),
@@ -517,7 +517,7 @@ fn expect_http_error(response: &Response, status: u16, code: i32, what: &str) ->
 }
 
 fn listen_req(id: Value, filter: Value) -> Req {
-    modern_post(
+    post_2026(
         id,
         "subscriptions/listen",
         bare(json!({ "notifications": filter })),

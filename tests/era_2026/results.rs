@@ -16,7 +16,7 @@ fn discover_result_shape() {
         "server/discover",
     );
     assert_complete(&result, "server/discover");
-    assert_eq!(result["supportedVersions"], json!([MODERN]));
+    assert_eq!(result["supportedVersions"], json!([V2026]));
     let capabilities = serde_json::to_value(server.capabilities()).unwrap_or(Value::Null);
     assert_eq!(result["capabilities"], capabilities);
     assert!(
@@ -99,7 +99,7 @@ fn cache_hints_setting_changes_hints() {
 // RES-1, RES-3 (2026-07-28): every modern result, cacheable or not, has
 // `resultType` and the serverInfo stamp.
 #[test]
-fn every_modern_result_has_result_type() {
+fn every_2026_result_has_result_type() {
     let server = full_server();
     let mut client = memory(&server);
     for (method, params) in [
@@ -259,7 +259,7 @@ fn logs_only_with_log_level_opt_in() {
 fn client_notifications_are_ignored() {
     let server = full_server();
     let mut client = memory(&server);
-    lock_modern(&mut client);
+    lock_2026(&mut client);
     client.notify("notifications/initialized", None);
     client.notify("notifications/roots/list_changed", None);
     client.notify(
@@ -276,7 +276,7 @@ fn client_notifications_are_ignored() {
 
 // GEN-3 (2026-07-28): the response echoes the id with its JSON type.
 #[test]
-fn modern_ids_keep_their_json_type() {
+fn ids_2026_keep_their_json_type() {
     let server = full_server();
     let mut client = memory(&server);
     for id in [json!("7"), json!(7)] {
@@ -308,15 +308,15 @@ fn capabilities_follow_what_is_added_while_serving() {
     );
     let mut client = memory(&server);
     let listed = client
-        .request("tools/list", Some(modern(json!({}), json!({}))))
+        .request("tools/list", Some(enveloped(json!({}), json!({}))))
         .unwrap();
     assert_eq!(listed["tools"][0]["name"], "echo", "{}", listed);
     let prompts = client
-        .request("prompts/list", Some(modern(json!({}), json!({}))))
+        .request("prompts/list", Some(enveloped(json!({}), json!({}))))
         .unwrap();
     assert_eq!(prompts["prompts"], json!([]));
     let discovered = client
-        .request("server/discover", Some(modern(json!({}), json!({}))))
+        .request("server/discover", Some(enveloped(json!({}), json!({}))))
         .unwrap();
     assert!(
         discovered["capabilities"]["tools"].is_object(),

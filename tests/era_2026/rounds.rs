@@ -425,7 +425,7 @@ fn mrtr_handlers_work_in_the_handshake_era() {
             client.request("tools/call", Some(json!({"name": tool}))),
             tool,
         );
-        assert_legacy_shape(&result, tool);
+        assert_2025_shape(&result, tool);
         text_of(&result).to_string()
     };
     assert_eq!(call(&mut client, "ask_name"), "hello Your name?");
@@ -446,19 +446,19 @@ fn http_mrtr_round_trip() {
     let caps = json!({"elicitation": {}});
     let first = send(
         addr,
-        &modern_post(
+        &post_2026(
             json!(1),
             "tools/call",
-            modern(json!({"name": "ask_name"}), caps.clone()),
+            enveloped(json!({"name": "ask_name"}), caps.clone()),
         ),
         "ask_name",
     );
     first.expect_status(200, "input_required");
     let (_, state) = input_required(&first.json()["result"], "ask_name over HTTP");
-    let retry = modern_post(
+    let retry = post_2026(
         json!(2),
         "tools/call",
-        modern(
+        enveloped(
             json!({"name": "ask_name", "requestState": state,
                    "inputResponses": {"input-0": accept("Http")}}),
             caps,
@@ -486,7 +486,7 @@ fn request_state_is_bound_to_the_arguments() {
     let first = client
         .request(
             "tools/call",
-            Some(modern(ask("Delete repo A?"), caps.clone())),
+            Some(enveloped(ask("Delete repo A?"), caps.clone())),
         )
         .unwrap();
     assert_eq!(first["resultType"], "input_required", "{}", first);
@@ -499,12 +499,12 @@ fn request_state_is_bound_to_the_arguments() {
         .unwrap()
         .clone();
     let answers = json!({ key: {"action": "accept", "content": {}} });
-    let mut retry = modern(ask("Delete repo B?"), caps.clone());
+    let mut retry = enveloped(ask("Delete repo B?"), caps.clone());
     retry["requestState"] = state.clone();
     retry["inputResponses"] = answers.clone();
     let err = client.request("tools/call", Some(retry)).unwrap_err();
     assert_eq!(err.code.0, -32602, "{:?}", err);
-    let mut same = modern(ask("Delete repo A?"), caps);
+    let mut same = enveloped(ask("Delete repo A?"), caps);
     same["requestState"] = state;
     same["inputResponses"] = answers;
     let done = client.request("tools/call", Some(same)).unwrap();

@@ -15,7 +15,7 @@ use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
 // MHTTP-7 (2026-07-28): a client that goes away cancels its request even
 // before the handler sent anything.
 #[test]
-fn modern_request_is_cancelled_when_the_client_leaves_before_any_message() {
+fn request_2026_is_cancelled_when_the_client_leaves_before_any_message() {
     let (started_tx, started) = crossbeam_channel::bounded(1);
     let (cancelled_tx, cancelled) = crossbeam_channel::bounded(1);
     let server = Server::builder("hardening", "1.0.0")
