@@ -93,7 +93,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-client bash scripts/interop/interop-client.sh
     scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
     step multi-instance bash scripts/check/multi-instance.sh
-    # The 10,000-connection measurement (DESIGN.md section 20), at 200:
+    # The 10,000-connection measurement (docs/perf.md, section 20), at 200:
     # every stream must get one notify_changed.
     step connections bash -c \
         "cargo build --release --example everything && python3 scripts/measure/ten-thousand.py --n 200"
