@@ -7,7 +7,7 @@
 //! cargo bench --bench client -- --threads 1,8 --seconds 5 --runs 5
 //! cargo bench --bench client -- --transports http --eras legacy --raw
 //! cargo bench --bench client -- --help               # every option
-//! scripts/bench-client.sh                            # next to the Python SDK client
+//! scripts/measure/bench-client.sh                            # next to the Python SDK client
 //! ```
 //!
 //! This is a benchmark, not a timed test: it asserts nothing about speed and
@@ -47,7 +47,7 @@
 //! Each (transport, era, N) is run `--runs` (3) times, the order reversed
 //! every other run so that a change of load hits all alike; the summary
 //! gives the median of each figure over the runs. `--raw` adds one
-//! `raw key=value …` line per run (read by `scripts/bench-client.sh`).
+//! `raw key=value …` line per run (read by `scripts/measure/bench-client.sh`).
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does), the binary
 //! only smoke-tests every path with a few calls, if the example is built
@@ -630,7 +630,7 @@ fn print_run(r: &RunResult, run: usize) {
     );
 }
 
-/// The line `scripts/bench-client.sh` reads.
+/// The line `scripts/measure/bench-client.sh` reads.
 fn print_raw(r: &RunResult, run: usize) {
     println!(
         "raw impl=tiny-mcp transport={} era={} threads={} run={} calls={} seconds={:.4} \

@@ -187,13 +187,13 @@ usage: cargo bench --bench http [-- OPTIONS]
   --at NAME=ADDR      also drive a server already running at ADDR (host:port, path
                       /mcp) with the modern-json flow, under NAME; repeatable. With
                       --at and no --only, only these run; without the ceiling, ratios
-                      are to the first --at server (scripts/multi-instance.sh
+                      are to the first --at server (scripts/check/multi-instance.sh
                       --bench: nginx next to one instance)
   --at-legacy-json NAME=ADDR
                       as --at, with the legacy-json flow (a session, JSON answers):
                       for a 2025-11-25 server such as ../shared/tools/bench's
                       `ref-server --http ADDR --json`, as the base of the ratios
-                      (scripts/http-reference.sh)
+                      (scripts/measure/http-reference.sh)
   --help              this text
 
 Without `--bench` (which `cargo bench` passes) it only smoke-tests every path.";

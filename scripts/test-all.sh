@@ -84,30 +84,30 @@ step schemars bash -c \
     'cargo clippy --all-targets --features schemars -- -D warnings && cargo test --features schemars --lib --test tests authoring:: && cargo test --features schemars --lib protocol::schema:: && cargo test --features schemars --doc protocol/schema.rs'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-step code-size python3 scripts/code-size.py
+step code-size python3 scripts/check/code-size.py
 if [ "$QUICK" = 0 ]; then
-    step interop-stdio bash scripts/interop-ts.sh --stdio
-    step interop-http bash scripts/interop-ts.sh --http
-    step interop-python bash scripts/interop-python.sh
-    step interop-oauth bash scripts/interop-oauth.sh
-    step interop-client bash scripts/interop-client.sh
+    step interop-stdio bash scripts/interop/interop-ts.sh --stdio
+    step interop-http bash scripts/interop/interop-ts.sh --http
+    step interop-python bash scripts/interop/interop-python.sh
+    step interop-oauth bash scripts/interop/interop-oauth.sh
+    step interop-client bash scripts/interop/interop-client.sh
     scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
-    step multi-instance bash scripts/multi-instance.sh
-    # The 10,000-connection measurement (DESIGN.md section 20), at 200:
+    step multi-instance bash scripts/check/multi-instance.sh
+    # The 10,000-connection measurement (docs/perf.md, section 20), at 200:
     # every stream must get one notify_changed.
     step connections bash -c \
-        "cargo build --release --example everything && python3 scripts/ten-thousand.py --n 200"
-    step conformance bash scripts/conformance-run.sh
-    step conformance-client bash scripts/conformance-client.sh
-    step msrv bash scripts/msrv-check.sh
+        "cargo build --release --example everything && python3 scripts/measure/ten-thousand.py --n 200"
+    step conformance bash scripts/check/conformance-run.sh
+    step conformance-client bash scripts/check/conformance-client.sh
+    step msrv bash scripts/check/msrv-check.sh
     scratch target/msrv
-    step min-versions bash scripts/min-versions-check.sh
+    step min-versions bash scripts/check/min-versions-check.sh
     scratch target/min-versions
-    step debian-crates bash scripts/debian-crates-check.sh
+    step debian-crates bash scripts/check/debian-crates-check.sh
     scratch target/debian
-    step static-binary bash scripts/static-check.sh
+    step static-binary bash scripts/check/static-check.sh
     scratch target/static-check
-    step fuzz bash scripts/fuzz-check.sh
+    step fuzz bash scripts/check/fuzz-check.sh
     scratch fuzz/target
 fi
 

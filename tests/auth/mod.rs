@@ -18,7 +18,7 @@ use tiny_mcp::{
 use crate::support::http::{initialize_body, notification, rpc, send, Conn, Req, LATEST};
 use crate::support::Example;
 
-const MODERN: &str = "2026-07-28";
+const V2026: &str = "2026-07-28";
 
 /// The verifier of these tests: `user` (alice, mcp:tools), `admin` (root,
 /// mcp:tools mcp:admin), `bob` (bob, mcp:tools), `bare` (no scope),
@@ -224,13 +224,13 @@ fn session(f: &Fixture, token: &str) -> String {
 
 /// A 2026-07-28 `tools/call` of `tool`, with its routing headers.
 fn call_2026(tool: &str, meta: Value) -> Req {
-    modern_call_with(tool, json!({}), meta)
+    call_2026_with(tool, json!({}), meta)
 }
 
 /// The same with `arguments`.
-fn modern_call_with(tool: &str, arguments: Value, meta: Value) -> Req {
+fn call_2026_with(tool: &str, arguments: Value, meta: Value) -> Req {
     let mut envelope = json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities": {},
     });
     for (k, v) in meta.as_object().into_iter().flatten() {
@@ -238,7 +238,7 @@ fn modern_call_with(tool: &str, arguments: Value, meta: Value) -> Req {
     }
     let params = json!({"name": tool, "arguments": arguments, "_meta": envelope});
     Req::post(rpc(json!(1), "tools/call", params))
-        .header("MCP-Protocol-Version", MODERN)
+        .header("MCP-Protocol-Version", V2026)
         .header("Mcp-Method", "tools/call")
         .header("Mcp-Name", tool)
 }
@@ -320,7 +320,7 @@ fn invalid_expired_and_foreign_tokens_are_401_invalid_token() {
     for token in ["nonsense", "expired", "elsewhere"].iter() {
         for (era, req) in [
             ("2025-11-25", init.clone()),
-            (MODERN, call_2026("whoami", json!({}))),
+            (V2026, call_2026("whoami", json!({}))),
         ]
         .iter()
         {
@@ -367,8 +367,8 @@ fn insufficient_scope_is_403_with_the_needed_scopes() {
         "{}",
         got
     );
-    let modern = bearer(call_2026("admin", json!({})), "user");
-    let got = challenge(&f, &modern, 403, "admin as a user (2026-07-28)");
+    let v2026 = bearer(call_2026("admin", json!({})), "user");
+    let got = challenge(&f, &v2026, 403, "admin as a user (2026-07-28)");
     assert!(got.contains(r#"scope="mcp:tools mcp:admin""#), "{}", got);
     let allowed = send(
         f.addr,
@@ -447,9 +447,9 @@ fn metadata_document_at_both_paths() {
 fn handlers_see_principal_headers_and_trace() {
     let f = serve(false);
     let trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let modern = bearer(call_2026("whoami", json!({"traceparent": trace})), "user")
+    let v2026 = bearer(call_2026("whoami", json!({"traceparent": trace})), "user")
         .header("X-Test", "hello");
-    let response = send(f.addr, &modern, "whoami (2026-07-28)");
+    let response = send(f.addr, &v2026, "whoami (2026-07-28)");
     response.expect_status(200, "whoami");
     let seen = tool_text(&response);
     assert_eq!(
@@ -460,10 +460,10 @@ fn handlers_see_principal_headers_and_trace() {
     assert_eq!(seen["trace"], trace);
     let id = session(&f, "admin");
     let params = json!({"name": "whoami", "_meta": {"traceparent": trace}});
-    let legacy = bearer(Req::post(rpc(json!(4), "tools/call", params)), "admin")
+    let v2025 = bearer(Req::post(rpc(json!(4), "tools/call", params)), "admin")
         .session(&id)
         .header("X-Test", "legacy");
-    let response = send(f.addr, &legacy, "whoami (2025-11-25)");
+    let response = send(f.addr, &v2025, "whoami (2025-11-25)");
     let seen = tool_text(&response);
     assert_eq!(seen["principal"]["subject"], "root");
     assert_eq!(
@@ -591,7 +591,7 @@ fn call_example(
 ) -> crate::support::http::Response {
     send(
         addr,
-        &bearer(modern_call_with(tool, arguments, json!({})), token),
+        &bearer(call_2026_with(tool, arguments, json!({})), token),
         tool,
     )
 }
@@ -744,13 +744,13 @@ fn completions_and_listen_streams_need_the_scopes_of_what_they_name() {
     let req = bearer(Req::post(rpc(json!(9), "resources/read", read)), "user").session(&id);
     challenge(&f, &req, 403, "a read of a scoped template's resource");
     let params = json!({"notifications": {"resourceSubscriptions": ["secret://doc/7"]},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": V2026,
             "io.modelcontextprotocol/clientCapabilities": {}}});
     let listen = bearer(
         Req::post(rpc(json!(1), "subscriptions/listen", params)),
         "user",
     )
-    .header("MCP-Protocol-Version", MODERN)
+    .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "subscriptions/listen");
     let got = challenge(&f, &listen, 403, "a listen stream on a scoped resource");
     assert!(got.contains(r#"error="insufficient_scope""#), "{}", got);
@@ -837,14 +837,14 @@ fn request_state_is_bound_to_its_principal() {
         .to_string();
     let retry = |token: &str| {
         let envelope = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/protocolVersion": V2026,
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
         });
         let params = json!({"name": "ask", "arguments": {}, "_meta": envelope,
             "requestState": state,
             "inputResponses": {"who": {"action": "decline"}}});
         let req = Req::post(rpc(json!(2), "tools/call", params))
-            .header("MCP-Protocol-Version", MODERN)
+            .header("MCP-Protocol-Version", V2026)
             .header("Mcp-Method", "tools/call")
             .header("Mcp-Name", "ask");
         send(f.addr, &bearer(req, token), "the retry").rpc()

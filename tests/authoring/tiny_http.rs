@@ -24,7 +24,7 @@ use crate::support::http::{
     send, Conn, Req, LATEST, WAIT,
 };
 
-const MODERN: &str = "2026-07-28";
+const V2026: &str = "2026-07-28";
 const PAGE: &str = "<!doctype html><title>the program's page</title>";
 
 /// A tiny_http program: its page at `/`, 404 for other paths, and the
@@ -135,7 +135,7 @@ fn text_of(response: &Value) -> &str {
 /// A 2026-07-28 `_meta` envelope (META-1 (2026-07-28)), with `extra`.
 fn envelope(extra: Value) -> Value {
     let mut meta = json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "tiny-http-tests", "version": "0"}
     });
@@ -149,7 +149,7 @@ fn envelope(extra: Value) -> Value {
 /// (2026-07-28)).
 fn call_2026(body: String, tool: &str) -> Req {
     Req::post(body)
-        .header("MCP-Protocol-Version", MODERN)
+        .header("MCP-Protocol-Version", V2026)
         .header("Mcp-Method", "tools/call")
         .header("Mcp-Name", tool)
 }
@@ -250,7 +250,7 @@ fn release_tool(release: &Sender<()>) {
 // comes first, an SSE stream of events without ids when a notification
 // comes before it.
 #[test]
-fn modern_requests_work_on_the_mount() {
+fn requests_2026_work_on_the_mount() {
     let (release, waiting) = crossbeam_channel::bounded(1);
     let site = Site::start(&server(waiting), |http| http);
     let body = rpc(

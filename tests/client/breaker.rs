@@ -107,7 +107,7 @@ fn a_subscription_dropped_while_its_get_stream_reopens_is_not_held() {
     let gets = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&gets);
     let server = Fake::start(move |request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         if request.method == "GET" {
@@ -268,7 +268,7 @@ fn a_json_rpc_error_in_a_400_that_names_a_session_argument_is_the_servers_error(
         if request.rpc() == "initialize" {
             counted.fetch_add(1, Ordering::SeqCst);
         }
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         let body = format!(
@@ -302,7 +302,7 @@ fn a_json_rpc_error_in_a_400_that_names_a_session_argument_is_the_servers_error(
 /// A 2024-11-05 HTTP+SSE server whose POSTs are answered in HTTP/1.0
 /// (Python's `http.server` default), which closes the connection after
 /// each answer (RFC 9112 §9.3: no `keep-alive` option, so not persistent).
-fn legacy_http10_server() -> String {
+fn http10_2025_server() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/sse", listener.local_addr().unwrap());
     let events: Arc<parking_lot::Mutex<Option<TcpStream>>> = Arc::default();
@@ -362,7 +362,7 @@ fn legacy_http10_server() -> String {
 // `http/send.rs` has).
 #[test]
 fn a_2024_server_answering_in_http_1_0_is_spoken_to() {
-    let url = legacy_http10_server();
+    let url = http10_2025_server();
     let outcome = within(Duration::from_secs(20), move || {
         let client = Client::builder("breaker", "1")
             .request_timeout(Duration::from_secs(5))
@@ -406,7 +406,7 @@ fn a_command_that_cannot_start_does_not_show_its_environment() {
 #[test]
 fn a_cancelled_call_on_a_resumable_stream_ends_at_once() {
     let server = Fake::start(|request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         if request.rpc() == "tools/call" {

@@ -15,7 +15,7 @@ use super::fake::{self, Fake, Reply};
 #[test]
 fn only_message_events_are_read_as_messages() {
     let server = Fake::start(|request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         if request.rpc() != "tools/call" {

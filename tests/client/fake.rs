@@ -234,7 +234,7 @@ pub(super) fn result(request: &Request, result: &str) -> String {
 
 /// A 2025-11-25 server's `initialize` (session `s-1`) and notifications;
 /// `None` for anything else.
-pub(super) fn legacy(request: &Request) -> Option<Reply> {
+pub(super) fn handshake_2025(request: &Request) -> Option<Reply> {
     match request.rpc().as_str() {
         "initialize" => Some(initialized(request, "s-1")),
         m if m.starts_with("notifications/") => Some(Reply::Keep(accepted())),

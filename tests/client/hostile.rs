@@ -63,7 +63,7 @@ fn result(request: &Value, result: &str) -> String {
 }
 
 /// Answers discover, then `call` for tools/call.
-fn modern(
+fn server_2026(
     call: impl Fn(&Value) -> Vec<String> + Send + 'static,
 ) -> (BufReader<TcpStream>, TcpStream) {
     line_server(move |request| match request["method"].as_str() {
@@ -96,18 +96,18 @@ fn is_timeout(e: &tiny_mcp::Error) -> bool {
 // (the garbage is logged and dropped, STDIO-1).
 #[test]
 fn garbage_wrong_ids_and_silence_time_out() {
-    let garbage = call_err(modern(|_| {
+    let garbage = call_err(server_2026(|_| {
         vec!["this is not json".into(), "{\"jsonrpc\":\"2.0\"}".into()]
     }));
     assert!(is_timeout(&garbage), "{:?}", garbage);
-    let wrong = call_err(modern(|r| {
+    let wrong = call_err(server_2026(|r| {
         vec![format!(
             r#"{{"jsonrpc":"2.0","id":"x{}","result":{{}}}}"#,
             r["id"]
         )]
     }));
     assert!(is_timeout(&wrong), "{:?}", wrong);
-    let silent = call_err(modern(|_| Vec::new()));
+    let silent = call_err(server_2026(|_| Vec::new()));
     assert!(is_timeout(&silent), "{:?}", silent);
 }
 
@@ -151,7 +151,7 @@ fn a_server_that_hangs_up_fails_the_call() {
 fn floods_and_oversized_lines_do_not_lose_the_answer() {
     let seen = Arc::new(AtomicUsize::new(0));
     let s = Arc::clone(&seen);
-    let io = modern(|r| {
+    let io = server_2026(|r| {
         let mut lines: Vec<String> = (0..5000)
             .map(|i| format!(r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":{}}}}}"#, i))
             .collect();
@@ -184,7 +184,7 @@ fn floods_and_oversized_lines_do_not_lose_the_answer() {
 // A result of the wrong shape is a protocol error naming the method.
 #[test]
 fn a_result_of_the_wrong_shape_is_a_protocol_error() {
-    let err = answer_err(modern(|r| {
+    let err = answer_err(server_2026(|r| {
         vec![result(
             r,
             r#"{"resultType":"complete","content":"not a list"}"#,
@@ -200,7 +200,7 @@ fn a_result_of_the_wrong_shape_is_a_protocol_error() {
 // MRTR: a server that asks for input forever is stopped after 16 rounds.
 #[test]
 fn endless_input_rounds_are_cut_off() {
-    let err = answer_err(modern(|r| {
+    let err = answer_err(server_2026(|r| {
         vec![result(
             r,
             r#"{"resultType":"input_required","requestState":"s"}"#,
@@ -408,7 +408,7 @@ fn discover_reply(text: &str) -> Option<Reply> {
 
 /// A `tools/call` against a 2026-07-28 HTTP server whose other requests
 /// `call` answers; the call's error.
-fn modern_http_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
+fn http_2026_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
     let script: Arc<Script> = Arc::new(move |text: &str| {
         if text.contains("server/discover") {
             discover_reply(text)
@@ -426,7 +426,7 @@ fn modern_http_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
 // a JSON body that answers another id.
 #[test]
 fn misbehaving_http_servers_get_clear_errors() {
-    let case = modern_http_call;
+    let case = http_2026_call;
     let garbage = case(|_| Some(Reply::Close(b"SMTP ready\r\n\r\n".to_vec())));
     assert!(matches!(garbage.kind(), ErrorKind::Io(_)), "{:?}", garbage);
     let ended = case(|_| {
@@ -535,7 +535,7 @@ fn a_server_that_stops_reading_cannot_hold_the_client() {
 // holds across every read. A flood of interim (1xx) responses is refused.
 #[test]
 fn trickling_http_answers_meet_the_deadline() {
-    let case = modern_http_call;
+    let case = http_2026_call;
     let head = case(|_| {
         Some(Reply::Drip(
             b"HTTP/1.1 200 OK\r\n".to_vec(),
@@ -566,7 +566,7 @@ fn trickling_http_answers_meet_the_deadline() {
 // gets -32601 and the program's closures do not run. MRTR-1: only
 // tools/call, prompts/get and resources/read may answer input_required.
 #[test]
-fn a_modern_server_cannot_send_requests_or_ask_for_input_on_lists() {
+fn a_2026_server_cannot_send_requests_or_ask_for_input_on_lists() {
     let (seen, replies) = crossbeam_channel::unbounded::<Value>();
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);

@@ -247,8 +247,8 @@ fn a_2024_11_05_server_is_spoken_to_over_http_and_sse() {
 fn without_the_fallback_the_posts_refusal_is_the_error() {
     let server = fake(Get::Stream("/messages?sessionId=abc".into()));
     let off = builder().http_sse_fallback(false);
-    let modern = builder().era(Era::V2026_07_28);
-    for attempt in [off, modern] {
+    let v2026 = builder().era(Era::V2026_07_28);
+    for attempt in [off, v2026] {
         let err = attempt.connect_http(&server.url).unwrap_err();
         assert!(
             matches!(err.kind(), ErrorKind::Http { status: 405, .. }),

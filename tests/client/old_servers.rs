@@ -1,6 +1,6 @@
 //! The client against 2025-era stdio servers that do not know
 //! `server/discover`, and the handshake that must never be cancelled.
-//! The servers are `tests/client/fixtures/old-server.sh` in one of its
+//! The servers are `tests/fixtures/old-server.sh` in one of its
 //! modes.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,10 +18,7 @@ const SLACK: Duration = Duration::from_millis(1500);
 
 /// `sh old-server.sh mode [record]`.
 fn old_server(mode: &str, record: Option<&PathBuf>) -> Command {
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/client/fixtures/old-server.sh"
-    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/old-server.sh");
     let mut command = Command::new("sh");
     command.arg(script).arg(mode);
     if let Some(record) = record {

@@ -42,7 +42,7 @@ fn polling(plan: impl Fn(usize) -> Step + Send + Sync + 'static) -> Fake {
     let call: Arc<Mutex<Option<Request>>> = Arc::default();
     let gets = Arc::new(Mutex::new(0));
     Fake::start(move |request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         if request.rpc() == "tools/call" {

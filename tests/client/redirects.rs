@@ -23,7 +23,7 @@ fn builder() -> ClientBuilder {
 /// A 2025-11-25 server at `/mcp/`: the handshake, an echoing tool, the
 /// GET stream (held open), and `DELETE`.
 fn serve(request: &Request) -> Reply {
-    if let Some(reply) = fake::legacy(request) {
+    if let Some(reply) = fake::handshake_2025(request) {
         return reply;
     }
     match request.method.as_str() {

@@ -13,7 +13,7 @@ use super::fake::{self, Fake, Reply, Request};
 /// (id `e-<text>`) and never answers; it refuses the client's answer with
 /// 400 and a body that depends on the call's `text`.
 fn refusing(request: &Request) -> Reply {
-    if let Some(reply) = fake::legacy(request) {
+    if let Some(reply) = fake::handshake_2025(request) {
         return reply;
     }
     let body = request.json();

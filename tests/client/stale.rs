@@ -22,7 +22,7 @@ fn text(result: &CallToolResult) -> String {
 #[test]
 fn a_pooled_connection_closed_by_the_server_is_replaced() {
     let server = Fake::start(|request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         let arguments = &request.json()["params"]["arguments"];
@@ -116,7 +116,7 @@ fn a_restarted_server_is_reached_on_a_new_connection() {
 #[test]
 fn a_pooled_connection_meets_a_shorter_deadline() {
     let server = Fake::start(|request| {
-        if let Some(reply) = fake::legacy(request) {
+        if let Some(reply) = fake::handshake_2025(request) {
             return reply;
         }
         match request.json()["params"]["arguments"]["text"].as_str() {

@@ -24,6 +24,12 @@ use crate::support::http::{
     open_session_on, rpc, send, Conn, Req, Response, ACCEPT_BOTH, LATEST, WAIT,
 };
 
+mod framing;
+mod handlers;
+mod limits;
+mod raw;
+mod resume;
+
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------

@@ -23,6 +23,8 @@ use crate::support::{
     outcome_recorder, recv, WAIT,
 };
 
+mod params;
+
 fn any_object() -> Value {
     json!({"type": "object"})
 }

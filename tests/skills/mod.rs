@@ -3,7 +3,7 @@
 //! `skills/list`, `skills/get`, `resources/read`, `resources/list` and
 //! `resources/directory/read`, on the in-memory dispatcher. The conformance
 //! suite's three `sep-2640-skills-*` scenarios run against the `everything`
-//! example over HTTP (`scripts/conformance-run.sh`).
+//! example over HTTP (`scripts/check/conformance-run.sh`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ fn tree(name: &str) -> Tree {
     tree
 }
 
-fn modern(mut params: Value) -> Value {
+fn enveloped(mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -69,7 +69,7 @@ fn modern(mut params: Value) -> Value {
 }
 
 fn call(client: &mut MemoryClient, method: &str, params: Value) -> Result<Value, ErrorObject> {
-    client.request(method, Some(modern(params)))
+    client.request(method, Some(enveloped(params)))
 }
 
 fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
@@ -273,12 +273,12 @@ fn skills_methods_exist_only_where_declared() {
         .skills_dir(tree.path())
         .unwrap()
         .build();
-    let mut legacy = connect(&server, json!({}));
-    let e = legacy.request("skills/list", None);
+    let mut v2025 = connect(&server, json!({}));
+    let e = v2025.request("skills/list", None);
     expect_error(e, ErrorCode::METHOD_NOT_FOUND, "skills/list in 2025-11-25");
     let bare = Server::builder("bare", "1").build();
-    let mut modern = client(&bare);
-    let e = call(&mut modern, "skills/list", json!({}));
+    let mut v2026 = client(&bare);
+    let e = call(&mut v2026, "skills/list", json!({}));
     expect_error(e, ErrorCode::METHOD_NOT_FOUND, "skills/list without skills");
 }
 

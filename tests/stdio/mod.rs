@@ -11,6 +11,8 @@ use serde_json::{json, Value};
 
 use crate::support::{is_response, parse_line, ChildServer, WAIT};
 
+mod end_of_input;
+
 const EXAMPLE: &str = "everything";
 
 /// How long a ping may take while a slow tool runs: "at once", with room

@@ -142,7 +142,7 @@ fn env(mut params: Value, tasks: bool) -> Value {
     params
 }
 
-fn modern_client(server: &Server) -> MemoryClient {
+fn client_2026(server: &Server) -> MemoryClient {
     let mut client = server.connect_memory();
     client.set_timeout(WAIT);
     client
@@ -157,7 +157,7 @@ fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
 }
 
 /// Starts a 2026-07-28 task of `tool`; checks the flat CreateTaskResult.
-fn start_modern(client: &mut MemoryClient, tool: &str) -> String {
+fn start_2026(client: &mut MemoryClient, tool: &str) -> String {
     let created = ok(
         mcall(client, "tools/call", json!({"name": tool, "arguments": {}})),
         "tools/call",
@@ -220,10 +220,10 @@ fn update(client: &mut MemoryClient, id: &str, responses: Value) -> Value {
 // SEP-2663 "Task Creation", "Task Polling": working, then completed with
 // the tool's result inlined; the server alone decides (no task param).
 #[test]
-fn modern_task_runs_from_working_to_completed() {
+fn task_2026_runs_from_working_to_completed() {
     let (server, controls) = task_server(None);
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "gated");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "gated");
     assert_eq!(recv(&controls.reached, "the handler's start"), "gated");
     let working = poll_until(&mut client, &id, status_is("working"));
     assert!(working.get("result").is_none(), "{}", working);
@@ -237,16 +237,16 @@ fn modern_task_runs_from_working_to_completed() {
 // SEP-2663 "Task Execution Errors": a tool error is `completed` with
 // `isError`; a JSON-RPC error is `failed` with `error` and no `result`.
 #[test]
-fn modern_tool_errors_complete_and_protocol_errors_fail() {
+fn tool_2026_errors_complete_and_protocol_errors_fail() {
     let (server, _controls) = task_server(None);
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "tool_error");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "tool_error");
     let done = poll_until(&mut client, &id, |t| t["status"] != "working");
     assert_eq!(
         (&done["status"], &done["result"]["isError"]),
         (&json!("completed"), &json!(true))
     );
-    let id = start_modern(&mut client, "rpc_error");
+    let id = start_2026(&mut client, "rpc_error");
     let failed = poll_until(&mut client, &id, |t| t["status"] != "working");
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"]["code"], -32099);
@@ -257,10 +257,10 @@ fn modern_tool_errors_complete_and_protocol_errors_fail() {
 // input_required twice, with a fresh key each time; stray keys are
 // ignored; answers resume it; the result has both answers.
 #[test]
-fn modern_task_asks_for_input_twice() {
+fn task_2026_asks_for_input_twice() {
     let (server, controls) = task_server(None);
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "ask_twice");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "ask_twice");
     recv(&controls.reached, "the handler's start");
     let first = poll_until(&mut client, &id, status_is("input_required"));
     let requests = first["inputRequests"]
@@ -305,10 +305,10 @@ fn modern_task_asks_for_input_twice() {
 // input_required settles `cancelled` (and stays so when the handler
 // returns); a terminal task acknowledges and keeps its status.
 #[test]
-fn modern_cancel_in_each_state() {
+fn cancel_2026_in_each_state() {
     let (server, controls) = task_server(None);
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "gated");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "gated");
     recv(&controls.reached, "the handler's start");
     let ack = ok(
         mcall(&mut client, "tasks/cancel", json!({"taskId": id})),
@@ -323,7 +323,7 @@ fn modern_cancel_in_each_state() {
         poll_until(&mut client, &id, |_| true)["status"],
         "cancelled"
     );
-    let asking = start_modern(&mut client, "ask_twice");
+    let asking = start_2026(&mut client, "ask_twice");
     poll_until(&mut client, &asking, status_is("input_required"));
     ok(
         mcall(&mut client, "tasks/cancel", json!({"taskId": asking})),
@@ -332,7 +332,7 @@ fn modern_cancel_in_each_state() {
     let cancelled = poll_until(&mut client, &asking, |_| true);
     assert_eq!(cancelled["status"], "cancelled");
     assert!(cancelled.get("inputRequests").is_none());
-    let done = start_modern(&mut client, "tool_error");
+    let done = start_2026(&mut client, "tool_error");
     poll_until(&mut client, &done, status_is("completed"));
     ok(
         mcall(&mut client, "tasks/cancel", json!({"taskId": done})),
@@ -349,9 +349,9 @@ fn modern_cancel_in_each_state() {
 // answers at once; a task-required tool is -32021 naming the extension;
 // tasks/result and tasks/list do not exist; an unknown id is -32602.
 #[test]
-fn modern_gating_and_errors() {
+fn gating_2026_and_errors() {
     let (server, _controls) = task_server(None);
-    let mut client = modern_client(&server);
+    let mut client = client_2026(&server);
     let discover = ok(mcall(&mut client, "server/discover", json!({})), "discover");
     assert!(
         discover["capabilities"]["extensions"].get(EXT).is_some(),
@@ -366,8 +366,8 @@ fn modern_gating_and_errors() {
     // A 2026-07-28 Tool has no `execution` (a 2025-11-25 field).
     let tools = ok(mcall(&mut client, "tools/list", json!({})), "tools/list");
     assert!(tools["tools"][0].get("execution").is_none(), "{}", tools);
-    let mut legacy = connect(&server, json!({}));
-    let tools = ok(legacy.request("tools/list", None), "legacy tools/list");
+    let mut v2025 = connect(&server, json!({}));
+    let tools = ok(v2025.request("tools/list", None), "legacy tools/list");
     assert_eq!(tools["tools"][0]["execution"]["taskSupport"], "optional");
     let plain = |client: &mut MemoryClient, method: &str, params: Value| {
         client.request(method, Some(env(params, false)))
@@ -409,7 +409,7 @@ fn modern_gating_and_errors() {
         sync
     );
     let bare = Server::builder("no-tasks", "1").build();
-    let mut other = modern_client(&bare);
+    let mut other = client_2026(&bare);
     let e = mcall(&mut other, "tasks/get", json!({"taskId": "x"}));
     expect_error(
         e,
@@ -421,9 +421,9 @@ fn modern_gating_and_errors() {
 // SEP-2663 "Task Creation" (MRTR first): the request asks for input
 // itself, and the retry becomes a task whose result has the answer.
 #[test]
-fn modern_input_in_the_request_then_a_task() {
+fn input_2026_in_the_request_then_a_task() {
     let (server, _controls) = task_server(None);
-    let mut client = modern_client(&server);
+    let mut client = client_2026(&server);
     let first = ok(
         mcall(&mut client, "tools/call", json!({"name": "late"})),
         "round 1",
@@ -457,8 +457,8 @@ fn limits_bound_tasks() {
         ..TaskLimits::default()
     };
     let (server, controls) = task_server(Some(limits));
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "tool_error");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "tool_error");
     let failed = poll_until(&mut client, &id, |t| t["status"] != "working");
     assert_eq!(
         failed["status"], "failed",
@@ -474,8 +474,8 @@ fn limits_bound_tasks() {
         ..TaskLimits::default()
     };
     let (server, controls) = task_server(Some(limits));
-    let mut client = modern_client(&server);
-    let id = start_modern(&mut client, "gated");
+    let mut client = client_2026(&server);
+    let id = start_2026(&mut client, "gated");
     recv(&controls.reached, "the handler's start");
     let e = mcall(&mut client, "tools/call", json!({"name": "gated"}));
     expect_error(e, ErrorCode::INTERNAL_ERROR, "a second running task");
@@ -505,7 +505,7 @@ fn limits_bound_tasks() {
 // 2025-11-25 on the in-memory dispatcher
 // ---------------------------------------------------------------------------
 
-fn legacy_start(client: &mut MemoryClient, tool: &str, ttl: u64) -> Value {
+fn start_2025(client: &mut MemoryClient, tool: &str, ttl: u64) -> Value {
     let params = json!({"name": tool, "arguments": {}, "task": {"ttl": ttl}});
     let created = ok(
         client.request("tools/call", Some(params)),
@@ -522,12 +522,12 @@ fn legacy_start(client: &mut MemoryClient, tool: &str, ttl: u64) -> Value {
 // that completes: get, list, result (blocks, tagged), status
 // notifications, and cancel of a terminal task (-32602).
 #[test]
-fn legacy_task_lifecycle() {
+fn task_2025_lifecycle() {
     let (server, controls) = task_server(None);
     let mut client = connect(&server, json!({"elicitation": {}}));
     let caps = server.capabilities();
     assert!(caps.tasks.is_some() && caps.extensions.is_some());
-    let task = legacy_start(&mut client, "gated", 5_000);
+    let task = start_2025(&mut client, "gated", 5_000);
     let id = task["taskId"].as_str().unwrap().to_string();
     recv(&controls.reached, "the handler's start");
     let got = ok(
@@ -565,7 +565,7 @@ fn legacy_task_lifecycle() {
 // task-required tool called without one likewise; TASK-9: cancel moves to
 // `cancelled` before it answers.
 #[test]
-fn legacy_task_support_and_cancel() {
+fn task_2025_support_and_cancel() {
     let (server, controls) = task_server(None);
     let mut client = connect(&server, json!({}));
     let e = client.request("tools/call", Some(json!({"name": "sync", "task": {}})));
@@ -576,7 +576,7 @@ fn legacy_task_support_and_cancel() {
         ErrorCode::METHOD_NOT_FOUND,
         "a required tool without a task",
     );
-    let task = legacy_start(&mut client, "gated", 60_000);
+    let task = start_2025(&mut client, "gated", 60_000);
     recv(&controls.reached, "the handler's start");
     let cancelled = ok(
         client.request("tasks/cancel", Some(json!({"taskId": task["taskId"]}))),
@@ -596,10 +596,10 @@ fn legacy_task_support_and_cancel() {
 // tagged with the task, and the task is input_required until it answers;
 // a task of a session that closes is cancelled.
 #[test]
-fn legacy_task_asks_the_client() {
+fn task_2025_asks_the_client() {
     let (server, controls) = task_server(None);
     let mut client = connect(&server, json!({"elicitation": {}}));
-    let task = legacy_start(&mut client, "ask_twice", 60_000);
+    let task = start_2025(&mut client, "ask_twice", 60_000);
     let id = task["taskId"].clone();
     recv(&controls.reached, "the handler's start");
     for n in 1..=2 {
@@ -628,7 +628,7 @@ fn legacy_task_asks_the_client() {
         "result",
     );
     assert_eq!(result["content"][0]["text"], r#"{"n":1} then {"n":2}"#);
-    legacy_start(&mut client, "gated", 60_000);
+    start_2025(&mut client, "gated", 60_000);
     recv(&controls.reached, "the second handler's start");
     drop(client);
     assert!(
@@ -659,8 +659,8 @@ fn stdio_tasks_in_both_eras() {
         .as_str()
         .unwrap()
         .contains("computed"));
-    let mut modern = ChildServer::spawn_example("everything");
-    modern.request(
+    let mut v2026 = ChildServer::spawn_example("everything");
+    v2026.request(
         json!(1),
         "tools/call",
         env(
@@ -669,13 +669,13 @@ fn stdio_tasks_in_both_eras() {
             true,
         ),
     );
-    let (created, _) = modern.wait_response(&json!(1), "the CreateTaskResult");
+    let (created, _) = v2026.wait_response(&json!(1), "the CreateTaskResult");
     assert_eq!(created["result"]["resultType"], "task", "{}", created);
     let id = created["result"]["taskId"].clone();
     let deadline = Instant::now() + WAIT;
     for n in 2.. {
-        modern.request(json!(n), "tasks/get", env(json!({"taskId": id}), true));
-        let (got, _) = modern.wait_response(&json!(n), "tasks/get");
+        v2026.request(json!(n), "tasks/get", env(json!({"taskId": id}), true));
+        let (got, _) = v2026.wait_response(&json!(n), "tasks/get");
         if got["result"]["status"] == "completed" {
             break;
         }
@@ -690,7 +690,7 @@ fn serve(server: Server) -> HttpServer {
         .expect("serve on 127.0.0.1:0")
 }
 
-fn modern_post(id: u64, method: &str, params: Value, name: &str) -> Req {
+fn post_2026(id: u64, method: &str, params: Value, name: &str) -> Req {
     Req::post(rpc(json!(id), method, env(params, true)))
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", method)
@@ -701,13 +701,13 @@ fn modern_post(id: u64, method: &str, params: Value, name: &str) -> Req {
 // connection is polled from another (the client reconnected); Mcp-Name
 // must name the task.
 #[test]
-fn http_modern_task_polled_after_reconnecting() {
+fn http_2026_task_polled_after_reconnecting() {
     let (server, controls) = task_server(None);
     let http = serve(server);
     let addr = http.local_addr();
     let mut first = Conn::open(addr);
     let created = first.request(
-        &modern_post(1, "tools/call", json!({"name": "gated"}), "gated"),
+        &post_2026(1, "tools/call", json!({"name": "gated"}), "gated"),
         "create",
     );
     let id = created.rpc()["result"]["taskId"]
@@ -719,14 +719,14 @@ fn http_modern_task_polled_after_reconnecting() {
     controls.release.send(()).unwrap();
     let mut second = Conn::open(addr);
     let wrong = second.request(
-        &modern_post(2, "tasks/get", json!({"taskId": id}), "other"),
+        &post_2026(2, "tasks/get", json!({"taskId": id}), "other"),
         "mismatch",
     );
     wrong.expect_status(400, "Mcp-Name naming another task");
     let deadline = Instant::now() + WAIT;
     for n in 3.. {
         let got = second.request(
-            &modern_post(n, "tasks/get", json!({"taskId": id}), &id),
+            &post_2026(n, "tasks/get", json!({"taskId": id}), &id),
             "get",
         );
         let task = got.rpc()["result"].clone();
@@ -742,7 +742,7 @@ fn http_modern_task_polled_after_reconnecting() {
 // 2025-11-25 HTTP: a session's task is fetched with tasks/result on a new
 // connection of the same session.
 #[test]
-fn http_legacy_task_result_on_a_new_connection() {
+fn http_2025_task_result_on_a_new_connection() {
     let (server, controls) = task_server(None);
     let http = serve(server);
     let addr = http.local_addr();
@@ -767,7 +767,7 @@ fn http_legacy_task_result_on_a_new_connection() {
 fn http_poll(conn: &mut Conn, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + WAIT;
     for n in 100.. {
-        let get = modern_post(n, "tasks/get", json!({ "taskId": id }), id);
+        let get = post_2026(n, "tasks/get", json!({ "taskId": id }), id);
         let task = conn.request(&get, "tasks/get").rpc()["result"].clone();
         if done(&task) {
             return task;
@@ -781,11 +781,11 @@ fn http_poll(conn: &mut Conn, id: &str, done: impl Fn(&Value) -> bool) -> Value 
 // with tasks/update), completed; and a second task cancelled while it
 // waits for input.
 #[test]
-fn http_modern_input_and_cancel() {
+fn http_2026_input_and_cancel() {
     let (server, _controls) = task_server(None);
     let http = serve(server);
     let mut conn = Conn::open(http.local_addr());
-    let call = modern_post(1, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
+    let call = post_2026(1, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
     let id = conn.request(&call, "create").rpc()["result"]["taskId"]
         .as_str()
         .unwrap()
@@ -800,7 +800,7 @@ fn http_modern_input_and_cancel() {
         });
         let key = first_key(&asking["inputRequests"]);
         let answer = json!({"taskId": id, "inputResponses": { key.clone(): {"action": "accept", "content": {"n": n}} }});
-        let ack = conn.request(&modern_post(10 + n, "tasks/update", answer, &id), "update");
+        let ack = conn.request(&post_2026(10 + n, "tasks/update", answer, &id), "update");
         assert_eq!(ack.rpc()["result"]["resultType"], "complete");
         used.push(key);
     }
@@ -809,14 +809,14 @@ fn http_modern_input_and_cancel() {
         done["result"]["content"][0]["text"],
         r#"{"n":1} then {"n":2}"#
     );
-    let call = modern_post(2, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
+    let call = post_2026(2, "tools/call", json!({"name": "ask_twice"}), "ask_twice");
     let id = conn.request(&call, "create").rpc()["result"]["taskId"]
         .as_str()
         .unwrap()
         .to_string();
     http_poll(&mut conn, &id, |t| t["status"] == "input_required");
     let cancel = conn.request(
-        &modern_post(3, "tasks/cancel", json!({"taskId": id}), &id),
+        &post_2026(3, "tasks/cancel", json!({"taskId": id}), &id),
         "cancel",
     );
     assert_eq!(cancel.rpc()["result"]["resultType"], "complete");
@@ -828,7 +828,7 @@ fn http_modern_input_and_cancel() {
 // (tagged with the task, TASK-7) and is input_required until it answers;
 // a running task is cancelled (TASK-9: the answer is the cancelled task).
 #[test]
-fn stdio_legacy_input_and_cancel() {
+fn stdio_2025_input_and_cancel() {
     let (mut child, _) = ChildServer::initialized("everything", json!({"elicitation": {}}));
     child.request(
         json!(1),

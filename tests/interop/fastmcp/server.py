@@ -1,6 +1,6 @@
 """Interop server: FastMCP (PyPI `fastmcp`, pinned in requirements.txt
 beside this file) for tiny-mcp's blocking client to drive
-(examples/interop_client.rs, profile `core`).
+(tests/fixtures/interop_client/, profile `core`).
 
 Usage:
     python server.py --stdio          serve over stdin/stdout
@@ -13,7 +13,7 @@ is cancelled), `cancelled` (how many `slow` calls were cancelled so far in
 this process) and `fail` (isError). Resource `interop://greeting`
 (text/plain); prompt `greet {name}`.
 
-Run by scripts/interop-client.sh.
+Run by scripts/interop/interop-client.sh.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Usage:
                     [--threads 1,8,32] [--seconds 3] [--warmup 0.5] [--runs 3]
                     [--wait-idle S] [--raw]
 
-``scripts/bench-client.sh`` runs it next to the Rust bench and prints both.
+``scripts/measure/bench-client.sh`` runs it next to the Rust bench and prints both.
 
 The server is BINARY (the ``everything`` example): over stdio the SDK starts it
 (``StdioServerParameters``), over HTTP this program starts it with

@@ -5,7 +5,7 @@ Usage:
     multi.py --nginx URL --instance NAME=URL [--instance NAME=URL ...]
              [--kill-pid NAME=PID] [--bus-pending] [--timeout SECONDS]
 
-Run by scripts/multi-instance.sh, which starts redis-server, three instances (``--instance
+Run by scripts/check/multi-instance.sh, which starts redis-server, three instances (``--instance
 NAME --session-prefix NAME. --state-key-file F --redis URL``) and nginx in front of them
 (round-robin for everything without a session, ``Mcp-Session-Id`` values starting with
 ``NAME.`` to instance NAME). The checks:

@@ -18,7 +18,7 @@ sampling go through the SDK's resolvers (`Resolve(...)` returning `Elicit`
 or `Sample`), which send a server request in 2025-11-25 and answer
 `input_required` in 2026-07-28, so both eras are served.
 
-Run by scripts/interop-client.sh (examples/interop_client.rs is the client).
+Run by scripts/interop/interop-client.sh (tests/fixtures/interop_client/ is the client).
 """
 
 from __future__ import annotations

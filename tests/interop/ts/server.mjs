@@ -15,7 +15,7 @@
 // `interop://greeting`, prompt `greet`. The SDK speaks the 2025-11-25 era only
 // (initialize); server requests go out on the calling request's stream.
 //
-// Run by scripts/interop-client.sh (examples/interop_client.rs is the client).
+// Run by scripts/interop/interop-client.sh (tests/fixtures/interop_client/ is the client).
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';

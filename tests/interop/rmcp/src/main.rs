@@ -1,5 +1,5 @@
 //! Interop server on rmcp (the official Rust MCP SDK) for tiny-mcp's
-//! blocking client to drive (examples/interop_client.rs, profile `rmcp`).
+//! blocking client to drive (tests/fixtures/interop_client/, profile `rmcp`).
 //!
 //! ```text
 //! rmcp-interop-server --stdio        serve over stdin/stdout

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# Multi-instance test (issue 10): three instances of the `everything` example behind a
+# real nginx, sharing one sealed requestState key file and one Redis bus, driven by
+# tests/interop/python/multi.py (raw HTTP with httpx2 and the official MCP Python SDK
+# client, mcp 2.3.0, pinned in tests/interop/python/requirements.txt).
+#
+# Usage: scripts/check/multi-instance.sh [--keep-logs] [--bench [BENCH OPTIONS]]
+#   --keep-logs   keep the temporary folder (configs and logs) and print its path
+#   --bench       instead of the checks, measure: the same deployment from a release
+#                 build, then `cargo bench --bench http` drives 2026-07-28 tools/call
+#                 at instance a directly and through nginx, alternating, in one run
+#                 (`--at direct=… --at nginx=…`); the options after --bench go to it
+#                 (default: --clients 16 --runs 5; --no-memory is always given)
+# Environment:
+#   EVERYTHING_BIN   use this server binary instead of building the example
+#                    (it must be built with --features sealed-state)
+#   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
+#   INTEROP_TIMEOUT  overall timeout of the multi.py run, in seconds (default 180)
+#
+# Needs Debian's nginx and redis-server; when either is missing it is installed with
+# `apt-get install -y nginx redis-server` (as root, or with sudo). Neither system
+# service is enabled or started: both run here as this script's own processes, with
+# their own config files in a temporary folder, on free loopback ports:
+#   redis-server  127.0.0.1:<R> (no persistence)
+#   instances a, b, c:  $BIN --http 127.0.0.1:<port> --instance X --session-prefix X.
+#                       --state-key-file <tmp>/keys --redis redis://127.0.0.1:<R>/
+#   nginx         127.0.0.1:<N>, upstream of the three (round-robin, keepalive), routing
+#                 Mcp-Session-Id values that start with X. to instance X
+# and multi.py gets the nginx URL and each instance's direct URL (see its docstring for
+# the checks). The binary's --help is read first: without --redis the bus check runs but
+# is reported as pending, not counted. Everything started here is stopped on exit, also
+# on failure or interrupt.
+#
+# Prints one `ok`/`FAIL` line per check (and `note` lines) and, last, the combined
+# `N passed, M failed`; exits 1 if any check or run failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY_DIR=$ROOT/tests/interop/python
+VENV=$PY_DIR/.venv
+STAMP=$VENV/.interop-stamp
+PYTHON=${INTEROP_PYTHON:-python3}
+RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
+
+keep_logs=0
+bench=0
+bench_args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --keep-logs) keep_logs=1 ;;
+    --bench) bench=1; shift; bench_args=("$@"); break ;;
+    -h | --help) sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--keep-logs] [--bench [BENCH OPTIONS]]" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--clients 16 --runs 5)
+
+TAG=multi-instance
+# shellcheck source=../interop/lib/python-interop.sh
+source "$ROOT/scripts/interop/lib/python-interop.sh"
+
+# --- nginx and redis-server: Debian's packages, never their services ---
+ensure_packages() {
+  local missing=()
+  command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v redis-cli >/dev/null || missing+=(redis-tools)
+  [[ ${#missing[@]} -gt 0 ]] || return 0
+  echo "$TAG: installing ${missing[*]} (apt-get install -y nginx redis-server)" >&2
+  local sudo=()
+  [[ "$(id -u)" == 0 ]] || sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y nginx redis-server >&2
+}
+ensure_packages
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+profile=debug
+if [[ "$bench" == 1 ]]; then
+  profile=release
+else
+  ensure_venv
+fi
+if [[ -n "${EVERYTHING_BIN:-}" ]]; then
+  BIN=$EVERYTHING_BIN
+else
+  release=()
+  [[ "$profile" == release ]] && release=(--release)
+  (cd "$ROOT" && cargo build "${release[@]}" --features sealed-state --example everything >&2)
+  BIN=${CARGO_TARGET_DIR:-$ROOT/target}/$profile/examples/everything
+fi
+[[ -x "$BIN" ]] || { echo "$TAG: server binary not found or not executable: $BIN" >&2; exit 1; }
+
+# --- process life cycle ---
+TMP=$(mktemp -d /tmp/tiny-mcp-multi.XXXXXX)
+NAMES=(a b c)
+declare -A PIDS=() PORTS=()
+REDIS_PID=
+NGINX_PID=
+OUT=$TMP/multi.out
+cleanup() {
+  local name
+  for name in "${NAMES[@]}"; do stop_pid "${PIDS[$name]:-}"; done
+  stop_pid "$NGINX_PID"
+  stop_pid "$REDIS_PID"
+  if [[ "$keep_logs" == 1 ]]; then
+    echo "$TAG: configs and logs kept in $TMP" >&2
+  else
+    rm -rf "$TMP"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+
+# Waits (bounded: 10 s) until redis-server answers PING.
+wait_redis() {
+  for _ in $(seq 1 100); do
+    kill -0 "$REDIS_PID" 2>/dev/null || { echo "$TAG: redis-server exited before it was ready" >&2; return 1; }
+    [[ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null)" == PONG ]] && return 0
+    sleep 0.1
+  done
+  echo "$TAG: redis-server did not answer PING within 10 s" >&2
+  return 1
+}
+
+start_redis() {
+  REDIS_PORT=$(free_port)
+  mkdir -p "$TMP/redis"
+  cat >"$TMP/redis/redis.conf" <<EOF
+bind 127.0.0.1
+port $REDIS_PORT
+protected-mode yes
+daemonize no
+save ""
+appendonly no
+dir $TMP/redis
+logfile $TMP/redis/redis.log
+EOF
+  redis-server "$TMP/redis/redis.conf" &
+  REDIS_PID=$!
+  wait_redis
+}
+
+# The key file every instance reads: newest first (two keys, as during a rotation).
+make_keys() {
+  {
+    echo "# newest first: the first key signs, every key verifies"
+    od -An -tx1 -N32 /dev/urandom | tr -d ' \n'
+    echo
+    od -An -tx1 -N32 /dev/urandom | tr -d ' \n'
+    echo
+  } >"$TMP/keys"
+  chmod 600 "$TMP/keys"
+}
+
+HAS_REDIS=0
+"$BIN" --help 2>&1 | grep -q -- '--redis' && HAS_REDIS=1
+
+start_instance() {
+  local name=$1 port
+  port=$(free_port)
+  PORTS[$name]=$port
+  local flags=(--http "127.0.0.1:$port" --instance "$name" --session-prefix "$name."
+    --state-key-file "$TMP/keys")
+  [[ "$HAS_REDIS" == 1 ]] && flags+=(--redis "redis://127.0.0.1:$REDIS_PORT/")
+  "$BIN" "${flags[@]}" 2>"$TMP/instance-$name.log" &
+  PIDS[$name]=$!
+  # multi.py kills one instance: no "Killed" job report from bash for it.
+  disown "${PIDS[$name]}"
+  wait_http "${PIDS[$name]}" "http://127.0.0.1:$port/mcp" any "instance $name"
+}
+
+start_nginx() {
+  NGINX_PORT=$(free_port)
+  mkdir -p "$TMP/nginx/logs" "$TMP/nginx/temp"
+  local user_line=""
+  # As root the workers would switch to the distribution's user; keep them ours.
+  [[ "$(id -u)" == 0 ]] && user_line="user $(id -un) $(id -gn);"
+  {
+    cat <<EOF
+$user_line
+worker_processes 2;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/logs/error.log info;
+events { worker_connections 1024; }
+http {
+    access_log $TMP/nginx/logs/access.log;
+    client_body_temp_path $TMP/nginx/temp/body;
+    proxy_temp_path $TMP/nginx/temp/proxy;
+    fastcgi_temp_path $TMP/nginx/temp/fastcgi;
+    uwsgi_temp_path $TMP/nginx/temp/uwsgi;
+    scgi_temp_path $TMP/nginx/temp/scgi;
+
+    # Stateless traffic (2026-07-28, and 2025-11-25 initialize): any instance.
+    upstream mcp_all {
+        server 127.0.0.1:${PORTS[a]} max_fails=1 fail_timeout=10s;
+        server 127.0.0.1:${PORTS[b]} max_fails=1 fail_timeout=10s;
+        server 127.0.0.1:${PORTS[c]} max_fails=1 fail_timeout=10s;
+        keepalive 16;
+    }
+EOF
+    local name other
+    for name in "${NAMES[@]}"; do
+      echo "    # Sessions minted by $name (ids \"$name.…\"): $name, the others only when it is down (they answer 404)."
+      echo "    upstream mcp_$name {"
+      echo "        server 127.0.0.1:${PORTS[$name]} max_fails=1 fail_timeout=10s;"
+      for other in "${NAMES[@]}"; do
+        [[ "$other" == "$name" ]] || echo "        server 127.0.0.1:${PORTS[$other]} backup;"
+      done
+      echo "        keepalive 16;"
+      echo "    }"
+    done
+    echo '    map $http_mcp_session_id $mcp_backend {'
+    echo '        default mcp_all;'
+    for name in "${NAMES[@]}"; do echo "        \"~^$name\\.\" mcp_$name;"; done
+    echo '    }'
+    cat <<EOF
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        # A client that makes many calls on one connection keeps it (default 1000).
+        keepalive_requests 100000;
+        location /mcp {
+            proxy_pass http://\$mcp_backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host \$http_host;
+            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+            proxy_buffering off;
+            proxy_cache off;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+            proxy_send_timeout 300s;
+            proxy_connect_timeout 2s;
+            proxy_next_upstream error timeout;
+            proxy_next_upstream_tries 3;
+            proxy_next_upstream_timeout 10s;
+        }
+    }
+}
+EOF
+  } >"$TMP/nginx/nginx.conf"
+  "$NGINX" -t -q -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/logs/error.log"
+  "$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/logs/error.log" &
+  NGINX_PID=$!
+  wait_http "$NGINX_PID" "http://127.0.0.1:$NGINX_PORT/mcp" any nginx
+}
+
+total_passed=0
+total_failed=0
+fail() { echo "FAIL $1"; total_failed=$((total_failed + 1)); }
+
+started=0
+make_keys
+if ! start_redis; then
+  fail "redis-server start"
+elif ! start_instance a || ! start_instance b || ! start_instance c; then
+  fail "instance start"
+elif ! start_nginx; then
+  fail "nginx start"
+else
+  started=1
+fi
+
+if [[ "$started" == 1 && "$bench" == 1 ]]; then
+  echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}" >&2
+  # The memory figures are the bench's own servers', not the deployment's.
+  (cd "$ROOT" && cargo bench --features sealed-state --bench http -- \
+    --at "direct=127.0.0.1:${PORTS[a]}" --at "nginx=127.0.0.1:$NGINX_PORT" --no-memory "${bench_args[@]}")
+  exit $?
+fi
+
+if [[ "$started" == 1 ]]; then
+  flags=()
+  [[ "$HAS_REDIS" == 1 ]] || flags+=(--bus-pending)
+  echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}, redis on $REDIS_PORT" >&2
+  run_counted multi-instance multi.py "$VENV/bin/python" "$PY_DIR/multi.py" \
+    --nginx "http://127.0.0.1:$NGINX_PORT/mcp" \
+    --instance "a=http://127.0.0.1:${PORTS[a]}/mcp" \
+    --instance "b=http://127.0.0.1:${PORTS[b]}/mcp" \
+    --instance "c=http://127.0.0.1:${PORTS[c]}/mcp" \
+    --kill-pid "c=${PIDS[c]}" \
+    --timeout "$RUN_TIMEOUT" "${flags[@]}"
+  if [[ "$total_failed" != 0 ]]; then
+    echo "$TAG: --- nginx error log (last 20 lines) ---" >&2
+    tail -n 20 "$TMP/nginx/logs/error.log" >&2 || true
+  fi
+fi
+
+echo "$total_passed passed, $total_failed failed"
+[[ "$total_failed" == 0 ]]

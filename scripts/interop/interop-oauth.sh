@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# OAuth interop test: the official MCP Python SDK client (mcp 2.3.0 from PyPI, pinned in
+# tests/interop/python/requirements.txt) and the official TypeScript SDK client
+# (@modelcontextprotocol/sdk 1.32.2, pinned in tests/interop/ts/package.json) authenticate
+# with OAuth 2.1 against our `everything` example server and call tools over Streamable HTTP.
+#
+# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--legacy | --modern]
+#   --python    only the Python client (both modes, or the one named)
+#   --ts        only the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
+#   --legacy    only the Python client's legacy mode (initialize, 2025-11-25)
+#   --modern    only the Python client's default mode (server/discover, 2026-07-28)
+# Without a client or mode flag both clients run (a mode flag alone: the Python client
+# only); without a mode flag both Python modes run.
+# Environment:
+#   EVERYTHING_BIN   use this server binary instead of building the example
+#   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
+#   INTEROP_TIMEOUT  overall timeout of one client run, in seconds (default 180)
+#
+# First `oauth.py selftest` exercises the test authorization server on its own. Then the
+# authorization server (`oauth.py serve-as`, the SDK's authorization-server routes with an
+# approve-everything provider, RFC 7662 introspection and a test-only token mint) runs on
+# 127.0.0.1:<free port> for the whole run, and for each mode the server runs as
+#   $BIN --http 127.0.0.1:<port> --introspect <AS>/introspect --auth-issuer <AS>
+# while `oauth.py check` drives it (see tests/interop/python/oauth.py for the checks);
+# then a fresh server runs the same way for `node oauth.mjs URL --as AS` (label oauth/ts,
+# see tests/interop/ts/oauth.mjs), which needs node >= 18 (missing: a FAIL line).
+#
+# The virtualenv is the one scripts/interop/interop-python.sh uses (tests/interop/python/.venv),
+# made or refreshed the same way when missing or stale (the authorization server is
+# Python, so it is needed for --ts too); the npm dependencies are the ones
+# scripts/interop/interop-ts.sh uses, installed with `npm ci` only when they do not match the lock.
+#
+# Prints one `ok`/`FAIL` line per check (and `note` lines) and, last, the combined
+# `N passed, M failed`; exits 1 if any check or run failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY_DIR=$ROOT/tests/interop/python
+VENV=$PY_DIR/.venv
+STAMP=$VENV/.interop-stamp
+PYTHON=${INTEROP_PYTHON:-python3}
+RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
+
+TS_DIR=$ROOT/tests/interop/ts
+
+modes=()
+want_python=0
+want_ts=0
+for arg in "$@"; do
+  case "$arg" in
+    --legacy) modes+=(legacy) ;;
+    --modern | --default) modes+=(modern) ;;
+    --python) want_python=1 ;;
+    --ts) want_ts=1 ;;
+    -h | --help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--python] [--ts] [--legacy | --modern]" >&2; exit 2 ;;
+  esac
+done
+[[ ${#modes[@]} -gt 0 ]] || modes=(modern legacy)
+if [[ "$want_python" == 0 && "$want_ts" == 0 ]]; then
+  want_python=1
+  # A mode flag alone names Python modes: only the Python client, as before --ts existed.
+  [[ $# -gt 0 ]] || want_ts=1
+fi
+
+TAG=interop-oauth
+# shellcheck source=lib/python-interop.sh
+source "$ROOT/scripts/interop/lib/python-interop.sh"
+# shellcheck source=lib/npm-deps.sh
+source "$ROOT/scripts/interop/lib/npm-deps.sh"
+ensure_venv
+example_bin
+
+# --- process life cycle (the authorization server and the MCP server) ---
+SERVER_PID=
+AS_PID=
+stop_server() { stop_pid "$SERVER_PID"; SERVER_PID=; }
+stop_as() { stop_pid "$AS_PID"; AS_PID=; }
+OUT=$(mktemp)
+cleanup() {
+  stop_server
+  stop_as
+  rm -f "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts the authorization server on a free port; sets AS_PID and AS_URL.
+start_as() {
+  local port
+  port=$(free_port)
+  AS_URL="http://127.0.0.1:$port"
+  "$VENV/bin/python" "$PY_DIR/oauth.py" serve-as --port "$port" &
+  AS_PID=$!
+  wait_http "$AS_PID" "$AS_URL/.well-known/oauth-authorization-server" 200 "authorization server"
+}
+
+# Starts the MCP server on a free port, protected by the authorization server; sets
+# SERVER_PID and URL.
+start_server() {
+  local port
+  port=$(free_port)
+  URL="http://127.0.0.1:$port/mcp"
+  "$BIN" --http "127.0.0.1:$port" --introspect "$AS_URL/introspect" --auth-issuer "$AS_URL" &
+  SERVER_PID=$!
+  wait_http "$SERVER_PID" "$URL" any "server"
+}
+
+total_passed=0
+total_failed=0
+
+# Runs one oauth.py command under a timeout and adds its summary to the totals.
+run_python() {
+  local label=$1
+  shift
+  run_counted "$label" oauth.py "$VENV/bin/python" "$PY_DIR/oauth.py" "$@" --timeout "$RUN_TIMEOUT"
+}
+
+# Checks that node (>= 18) and the npm dependencies are there, installing the latter
+# with `npm ci` when they do not match the lock; prints why not and fails otherwise.
+ensure_node() {
+  if ! command -v node >/dev/null; then
+    echo "node is not installed (the TypeScript client needs node >= 18)"
+    return 1
+  fi
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [[ ! "$major" =~ ^[0-9]+$ || "$major" -lt 18 ]]; then
+    echo "node $(node --version 2>/dev/null || echo '?') is too old (the TypeScript client needs node >= 18)"
+    return 1
+  fi
+  if deps_up_to_date; then
+    echo "$TAG: npm dependencies up to date (node $(node --version))" >&2
+    return 0
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "the npm dependencies in $TS_DIR are missing or stale and npm is not installed"
+    return 1
+  fi
+  echo "$TAG: installing npm dependencies (npm ci)" >&2
+  if ! (cd "$TS_DIR" && timeout -k 5 300 npm ci --no-audit --no-fund --prefer-offline >&2); then
+    echo "npm ci failed in $TS_DIR"
+    return 1
+  fi
+}
+
+# Runs oauth.mjs against a fresh server under a timeout and adds its summary to the totals.
+run_ts() {
+  local label=oauth/ts why
+  if ! why=$(ensure_node); then
+    echo "FAIL $label: $why"
+    total_failed=$((total_failed + 1))
+    return 0
+  fi
+  if ! start_server; then
+    echo "FAIL $label: server start"
+    total_failed=$((total_failed + 1))
+    stop_server
+    return 0
+  fi
+  run_counted "$label" oauth.mjs node "$TS_DIR/oauth.mjs" "$URL" --as "$AS_URL" --timeout "$RUN_TIMEOUT"
+  stop_server
+}
+
+# --- runs ---
+run_python "authorization server self-test" selftest
+
+as_up=0
+if ! start_as; then
+  echo "FAIL authorization server start"
+  total_failed=$((total_failed + 1))
+else
+  as_up=1
+fi
+if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
+  for mode in "${modes[@]}"; do
+    label="oauth/$mode"
+    flags=()
+    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    if ! start_server; then
+      echo "FAIL $label: server start"
+      total_failed=$((total_failed + 1))
+      stop_server
+      continue
+    fi
+    run_python "$label" check "$URL" --as "$AS_URL" "${flags[@]}"
+    stop_server
+  done
+fi
+if [[ "$as_up" == 1 && "$want_ts" == 1 ]]; then
+  run_ts
+fi
+stop_as
+
+echo "$total_passed passed, $total_failed failed"
+[[ "$total_failed" == 0 ]]
