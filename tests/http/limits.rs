@@ -242,6 +242,34 @@ fn retained_replay_bytes_are_bounded_per_session() {
     http.shutdown();
 }
 
+// DESIGN.md §6 (retained streams): a session keeps at most
+// `max_retained_streams` finished streams for resumption; opening one past
+// it forgets the oldest, whose resume gets 400, while the newer ones
+// still resume.
+#[test]
+fn retained_streams_are_bounded_per_session() {
+    use crate::support::http::{open_session, Conn, Req};
+    let big = BigCalls::new();
+    let http = big
+        .server
+        .http()
+        .max_retained_streams(2)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let session = open_session(addr, "2025-11-25", json!({}));
+    for n in 1..=3 {
+        big.left_early(addr, &session, n);
+    }
+    let resume = |id: &str| {
+        let req = Req::get(&session).header("Last-Event-ID", id);
+        Conn::open(addr).start(&req, "a resume").status
+    };
+    assert_eq!(resume("1-1"), 400, "the oldest stream should be forgotten");
+    assert_eq!(resume("3-1"), 200, "the newest stream should resume");
+    http.shutdown();
+}
+
 // Issue 14 item 2, DESIGN.md §6: past max_connections a connection is
 // refused at once with 503 and closed, by the acceptor (no thread of its
 // own), while the connections already open are served.
