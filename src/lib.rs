@@ -10,7 +10,7 @@
 //! settings). Handlers are closures (or types implementing [`ToolHandler`]
 //! and its siblings) that receive a [`RequestContext`] first. One server
 //! speaks both protocol eras: 2025-11-25 (with `initialize`, negotiating
-//! down to 2024-11-05) and the stateless 2026-07-28.
+//! down to 2024-11-05) and 2026-07-28 (no handshake, no session).
 //!
 //! ## Quick start
 //!

@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::inbox::Inbox;
 use super::link::{Link, Outgoing, Wait};
-use super::params::ParamHeaders;
+use super::params::{header_value, ParamHeaders};
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head};
 use crate::challenge::BearerChallenge;
@@ -673,23 +673,5 @@ fn response_to(bytes: &[u8], id: &RequestId) -> Result<Value, Error> {
             "the server's answer is not JSON-RPC: {}",
             e.error.message
         )))),
-    }
-}
-
-/// `Mcp-Name` as sent: the value itself when it is visible ASCII without
-/// leading or trailing spaces, else `=?base64?…?=` (HTTP-3).
-pub(crate) fn header_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !value.starts_with("=?");
-    if plain {
-        value.to_string()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            crate::base64::encode_padded(value.as_bytes())
-        )
     }
 }

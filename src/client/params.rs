@@ -77,7 +77,7 @@ impl ParamHeaders {
                     value = value.get(key)?;
                 }
                 let value = match value {
-                    Value::String(s) => super::http::header_value(s),
+                    Value::String(s) => header_value(s),
                     Value::Bool(b) => b.to_string(),
                     Value::Number(n) => n.to_string(),
                     _ => return None,
@@ -145,6 +145,25 @@ fn is_token(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// A value as sent in `Mcp-Name` or an `Mcp-Param-*` header: the value
+/// itself when it is visible ASCII without leading or trailing spaces, else
+/// `=?base64?…?=` (HTTP-3).
+pub(crate) fn header_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ')
+        && !value.starts_with("=?");
+    if plain {
+        value.to_string()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            crate::base64::encode_padded(value.as_bytes())
+        )
+    }
 }
 
 #[cfg(test)]

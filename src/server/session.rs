@@ -2,11 +2,12 @@
 //!
 //! Sessions are data; connections are threads (DESIGN.md §11). stdio has
 //! exactly one session; a 2025-11-25 HTTP session has one per
-//! `Mcp-Session-Id`; each stateless HTTP POST and each 2026-07-28 request
-//! on HTTP gets a short-lived one. Each kind has its named constructor, so
-//! that no transport writes session state. Transports then use only the
-//! named methods: [`receive`](Session::receive),
-//! [`cancel`](Session::cancel), [`close`](Session::close),
+//! `Mcp-Session-Id`; each POST of the 2025-11-25 stateless HTTP mode and
+//! each 2026-07-28 request on HTTP gets a short-lived one. Each kind has its
+//! named constructor, so that no transport writes session state.
+//! Transports hand its messages to the dispatcher
+//! ([`dispatch::receive`](super::dispatch::receive)) and use only the named
+//! methods: [`cancel`](Session::cancel), [`close`](Session::close),
 //! [`forget_listen`](Session::forget_listen) and the read accessors.
 //!
 //! Locks here are held only to read or update this data, never across I/O

@@ -65,7 +65,8 @@ pub struct TaskLimits {
     /// Tasks kept at once for one principal or session (default 100).
     pub max_tasks_per_owner: usize,
     /// Tasks kept at once for every client without a principal or session
-    /// together (stateless 2026-07-28 HTTP; default 1,000), so that they
+    /// together (2026-07-28 HTTP, which has no session; default 1,000), so
+    /// that they
     /// cannot fill the store for the others.
     pub max_anonymous_tasks: usize,
     /// Bytes of results, errors and input requests kept at once (default

@@ -186,7 +186,7 @@ fn weight(record: &TaskRecord) -> usize {
 
 impl MemoryTaskStore {
     /// A store of at most `max_tasks` tasks, and `max_per_owner` per owner.
-    /// The anonymous owner (`""`: stateless 2026-07-28 clients without a
+    /// The anonymous owner (`""`: 2026-07-28 clients without a
     /// principal) shares one allowance, a tenth of `max_tasks` unless set
     /// with [`with_max_anonymous`](Self::with_max_anonymous), so that it
     /// cannot fill the store for everyone else; results, errors and input
