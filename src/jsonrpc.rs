@@ -438,12 +438,20 @@ pub(crate) fn write_result_to<W: io::Write, T: Serialize>(
 pub(crate) fn write_result_or_error<T: Serialize>(out: &mut Vec<u8>, id: &RequestId, result: &T) {
     let start = out.len();
     if let Err(e) = write_result_to(&mut *out, id, result) {
-        log::error!("cannot serialize the result of request {}: {}", id, e);
-        out.truncate(start);
-        let error = ErrorObject::internal("cannot serialize the result");
-        // Writing to a Vec cannot fail, nor can an error object.
-        let _ = Message::Response(Response::error(Some(id.clone()), error)).write_to(&mut *out);
+        write_unserializable(out, start, id, &e);
     }
+}
+
+/// The error half of [`write_result_or_error`], kept out of its
+/// instances: the line from `start` on becomes a `-32603` response.
+#[cold]
+#[inline(never)]
+fn write_unserializable(out: &mut Vec<u8>, start: usize, id: &RequestId, e: &io::Error) {
+    log::error!("cannot serialize the result of request {}: {}", id, e);
+    out.truncate(start);
+    let error = ErrorObject::internal("cannot serialize the result");
+    // Writing to a Vec cannot fail, nor can an error object.
+    let _ = Message::Response(Response::error(Some(id.clone()), error)).write_to(&mut *out);
 }
 
 /// A compact formatter that also escapes U+2028 and U+2029.

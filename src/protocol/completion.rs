@@ -23,7 +23,7 @@ pub struct CompleteRequestParams {
 }
 
 /// `{"type":"ref/prompt","name"}` or `{"type":"ref/resource","uri"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
 pub enum Reference {
@@ -39,6 +39,38 @@ pub enum Reference {
         /// The URI or URI template.
         uri: String,
     },
+}
+
+/// Read as a plain object and then matched on `type`, with the messages
+/// of serde's internally tagged enums ("missing field `name`", "unknown
+/// variant …"): the derived reading buffers the whole object first, and
+/// is about 4 KB of code larger.
+impl<'de> Deserialize<'de> for Reference {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(rename = "type")]
+            kind: String,
+            name: Option<String>,
+            uri: Option<String>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        match wire.kind.as_str() {
+            "ref/prompt" => wire
+                .name
+                .map(|name| Reference::Prompt { name })
+                .ok_or_else(|| D::Error::missing_field("name")),
+            "ref/resource" => wire
+                .uri
+                .map(|uri| Reference::Resource { uri })
+                .ok_or_else(|| D::Error::missing_field("uri")),
+            other => Err(D::Error::unknown_variant(
+                other,
+                &["ref/prompt", "ref/resource"],
+            )),
+        }
+    }
 }
 
 impl Reference {
@@ -109,5 +141,41 @@ impl CompleteResult {
                 has_more: Some(has_more),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(value: serde_json::Value) -> Result<Reference, String> {
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    // server/utilities/completion: a ref is `ref/prompt` with `name` or
+    // `ref/resource` with `uri`; anything else is refused with the
+    // messages of serde's tagged enums (they reach the client in -32602).
+    #[test]
+    fn references_read_by_type() {
+        let prompt = read(json!({"type": "ref/prompt", "name": "p", "extra": 1}));
+        assert_eq!(prompt, Ok(Reference::prompt("p")));
+        let resource = read(json!({"type": "ref/resource", "uri": "test://{id}"}));
+        assert_eq!(resource, Ok(Reference::resource("test://{id}")));
+        let no_name = read(json!({"type": "ref/prompt", "uri": "x"}));
+        assert_eq!(no_name.unwrap_err(), "missing field `name`");
+        let no_uri = read(json!({"type": "ref/resource"}));
+        assert_eq!(no_uri.unwrap_err(), "missing field `uri`");
+        let unknown = read(json!({"type": "ref/tool", "name": "t"})).unwrap_err();
+        assert!(
+            unknown.starts_with("unknown variant `ref/tool`"),
+            "{}",
+            unknown
+        );
+        let untyped = read(json!({"name": "p"})).unwrap_err();
+        assert_eq!(untyped, "missing field `type`");
+        let serialized = serde_json::to_value(Reference::prompt("p")).unwrap();
+        assert_eq!(serialized, json!({"type": "ref/prompt", "name": "p"}));
     }
 }

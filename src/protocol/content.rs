@@ -34,7 +34,7 @@ pub struct Annotations {
 ///
 /// Shape: an object tagged by `type`: `text`, `image`, `audio`,
 /// `resource_link` or `resource`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ContentBlock {
@@ -48,6 +48,32 @@ pub enum ContentBlock {
     ResourceLink(super::Resource),
     /// `{"type":"resource","resource":{…}}`
     Resource(EmbeddedResource),
+}
+
+/// Read as a JSON object, then as the variant its `type` names, with the
+/// messages of serde's internally tagged enums ("missing field `type`",
+/// "unknown variant …"): the derived reading is several KB of code more.
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const TYPES: &[&str] = &["text", "image", "audio", "resource_link", "resource"];
+        let object = JsonObject::deserialize(deserializer)?;
+        let kind = match object.get("type") {
+            Some(serde_json::Value::String(kind)) => kind.clone(),
+            Some(_) => return Err(D::Error::custom("`type` must be a string")),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        let body = serde_json::Value::Object(object);
+        let block = match kind.as_str() {
+            "text" => serde_json::from_value(body).map(ContentBlock::Text),
+            "image" => serde_json::from_value(body).map(ContentBlock::Image),
+            "audio" => serde_json::from_value(body).map(ContentBlock::Audio),
+            "resource_link" => serde_json::from_value(body).map(ContentBlock::ResourceLink),
+            "resource" => serde_json::from_value(body).map(ContentBlock::Resource),
+            other => return Err(D::Error::unknown_variant(other, TYPES)),
+        };
+        block.map_err(D::Error::custom)
+    }
 }
 
 impl ContentBlock {
@@ -212,5 +238,59 @@ impl ResourceContents {
             blob: blob.into(),
             meta: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(value: serde_json::Value) -> Result<ContentBlock, String> {
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    // server/tools "Tool Result": a content block is an object tagged by
+    // `type`; each variant reads its own members (others are ignored),
+    // and the refusals keep the messages of serde's tagged enums.
+    #[test]
+    fn content_blocks_read_by_type() {
+        let text = read(json!({"type": "text", "text": "hi", "extra": 1}));
+        assert_eq!(text, Ok(ContentBlock::text("hi")));
+        let image = read(json!({"type": "image", "data": "AA==", "mimeType": "image/png"}));
+        assert_eq!(image, Ok(ContentBlock::image("AA==", "image/png")));
+        let audio = read(json!({"type": "audio", "data": "AA==", "mimeType": "audio/wav"}));
+        assert_eq!(audio, Ok(ContentBlock::audio("AA==", "audio/wav")));
+        let link = read(json!({"type": "resource_link", "uri": "test://a", "name": "a"}));
+        assert!(
+            matches!(link, Ok(ContentBlock::ResourceLink(_))),
+            "{:?}",
+            link
+        );
+        let embedded = json!({"type": "resource",
+            "resource": {"uri": "test://a", "mimeType": "text/plain", "text": "t"}});
+        let embedded = read(embedded);
+        assert!(
+            matches!(embedded, Ok(ContentBlock::Resource(_))),
+            "{:?}",
+            embedded
+        );
+        assert_eq!(
+            read(json!({"type": "text"})).unwrap_err(),
+            "missing field `text`"
+        );
+        assert_eq!(
+            read(json!({"text": "hi"})).unwrap_err(),
+            "missing field `type`"
+        );
+        let unknown = read(json!({"type": "video", "data": ""})).unwrap_err();
+        assert!(
+            unknown.starts_with("unknown variant `video`"),
+            "{}",
+            unknown
+        );
+        let written = serde_json::to_value(ContentBlock::text("hi")).unwrap();
+        assert_eq!(written, json!({"type": "text", "text": "hi"}));
     }
 }

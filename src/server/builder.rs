@@ -11,16 +11,19 @@ use parking_lot::{Mutex, RwLock};
 use super::bus::ChangeBus;
 use super::complete::{ArgumentCompleter, CompleterEntry, Target};
 use super::envelope::CacheHints;
+use super::envelope::CacheScope;
 use super::handler::{
     CompletionHandler, PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler,
 };
+use super::inner::ServerInner;
 use super::input::{RequestStateCodec, ServerStateStore};
 use super::intercept::Interceptor;
 use super::listen::ListenRegistry;
+use super::outcome::RequestOutcome;
 use super::provider::ResourceProvider;
 use super::registry::Registry;
 use super::scopes::ScopePolicy;
-use super::{CacheScope, RequestOutcome, Server, ServerInner};
+use super::Server;
 use crate::protocol::{
     Implementation, ListChangedCapability, Prompt, Resource, ResourceTemplate, ResourcesCapability,
     ServerCapabilities, Tool,
@@ -208,7 +211,10 @@ impl ServerBuilder {
     where
         A: serde::de::DeserializeOwned + 'static,
         R: serde::Serialize + 'static,
-        F: Fn(&super::RequestContext, A) -> Result<R, crate::error::Error> + Send + Sync + 'static,
+        F: Fn(&super::context::RequestContext, A) -> Result<R, crate::error::Error>
+            + Send
+            + Sync
+            + 'static,
     {
         self.tool(tool, super::typed::typed(handler))
     }
@@ -524,7 +530,7 @@ impl ServerBuilder {
 
     /// Declares `tools` (with `listChanged`) even while none is registered,
     /// for a server that adds its tools while serving
-    /// ([`ServerHandle::add_tool`](crate::ServerHandle::add_tool)).
+    /// ([`ServerHandle::edit`](crate::ServerHandle::edit)).
     pub fn offer_tools(mut self) -> Self {
         self.offer.tools = true;
         self

@@ -12,8 +12,8 @@
 
 use serde_json::{json, Value};
 
+use super::handle::ServerHandle;
 use super::listen;
-use super::ServerHandle;
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::notifications;

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::sink::Sink;
 use crate::jsonrpc::RequestId;
-use crate::server::Sink;
 
 /// A flag that says a request was cancelled; cheap to clone and to poll.
 ///

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
+use super::inner::ServerInner;
 use super::registry::Registry;
-use super::{Server, ServerInner};
+use super::Server;
 
 /// What a transport runs when the server closes: it must return at once
 /// (signal the serving thread, wake an acceptor), never join.

@@ -133,7 +133,7 @@ pub(crate) struct CompleterEntry {
 /// Who answers a completion, read under the registry's lock.
 enum Answerer {
     Completer(Arc<dyn ArgumentCompleter>),
-    Handler(Arc<dyn super::CompletionHandler>),
+    Handler(Arc<dyn super::handler::CompletionHandler>),
     Nobody,
 }
 

@@ -13,7 +13,9 @@ use parking_lot::Mutex;
 
 use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
+use super::handle::ServerHandle;
 use super::input::{InputRequest, InputResponses, Rounds};
+use super::sink::Sink;
 use super::tasks::{self, TaskRun, TaskSlot};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, Message, RequestId};
@@ -24,7 +26,6 @@ use crate::protocol::{
 };
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
-use crate::server::{ServerHandle, Sink};
 
 /// The context of one request, passed first to every handler.
 ///

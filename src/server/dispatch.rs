@@ -16,15 +16,15 @@ use super::caller::Caller;
 use super::envelope::{self, Envelope};
 use super::listen::SubscriptionFilter;
 use super::methods::{self, Method, Runs};
+use super::outcome::{RequestOutcome, RequestStatus};
 use super::reply::{Answer, WorkerFn};
 use super::run::{Arrival, Job};
-use super::{RequestOutcome, RequestStatus};
+use super::sink::Sink;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::protocol::{methods as names, notifications, CancelledNotificationParams, Era};
 use crate::server::cancel::{BeginError, CancellationFlag};
 use crate::server::session::Session;
-use crate::server::Sink;
 
 /// What became of one message from the client.
 #[must_use]

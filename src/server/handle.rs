@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::builder;
 use super::bus::Change;
 use super::handler::{PromptHandler, ResourceHandler, ResourceTemplateHandler, ToolHandler};
+use super::inner::ServerInner;
 use super::registry::Registry;
-use super::ServerInner;
 use crate::jsonrpc::Message;
 use crate::protocol::{LoggingLevel, Prompt, Resource, ResourceTemplate, Tool};
 

@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 
+use super::context::RequestContext;
+use super::registry::TemplateVariables;
 use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{
     CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult, ReadResourceResult,
 };
-use crate::server::{RequestContext, TemplateVariables};
 
 /// Runs a tool for `tools/call`.
 ///

@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::envelope::decorate;
+use super::sink::Sink;
 use crate::error::to_json;
 use crate::jsonrpc::{JsonObject, Message, RequestId, Response};
 use crate::protocol::{meta, notifications, ServerCapabilities};
-use crate::server::Sink;
 
 /// `SubscriptionFilter`: `{"toolsListChanged"?, "promptsListChanged"?,
 /// "resourcesListChanged"?, "resourceSubscriptions"?}`.
@@ -265,7 +265,7 @@ mod tests {
 
     fn sink() -> (Arc<dyn Sink>, Receiver<Message>) {
         let (tx, rx) = crossbeam_channel::unbounded();
-        (Arc::new(crate::server::ChannelSink(tx)), rx)
+        (Arc::new(crate::server::sink::ChannelSink(tx)), rx)
     }
 
     fn sub_id(message: &Message) -> Value {

@@ -14,9 +14,10 @@
 use serde_json::Value;
 
 use super::context::MethodTraits;
+use super::inner::ServerInner;
 use super::reply::{InlineFn, WorkerFn};
 use super::scopes::Offer;
-use super::{calls, inline, skills, tasks, ServerInner};
+use super::{calls, inline, skills, tasks};
 use crate::protocol::{methods as m, Era, ServerCapabilities};
 
 /// One method.

@@ -8,7 +8,7 @@ use super::caller::{Principal, TraceContext};
 use crate::jsonrpc::ErrorCode;
 
 /// How a request ended, as reported to
-/// [`ServerBuilder::on_request_finished`].
+/// [`ServerBuilder::on_request_finished`](crate::ServerBuilder::on_request_finished).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestOutcome {

@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::context::RequestContext;
 use super::inline::{fixed_resources, invalid_cursor, offset, parse_params};
 use super::reply::failure;
 use super::reply::to_value;
 use super::reply::{Failure, Reply};
 use crate::error::Error;
 use crate::protocol::{ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource};
-use crate::server::RequestContext;
 
 /// A list of resources computed when a client asks: a directory, a
 /// database table, anything too large or too changeable to register one

@@ -7,11 +7,11 @@ use std::any::Any;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::context::RequestContext;
 use super::handler::ToolHandler;
 use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::CallToolResult;
-use crate::server::RequestContext;
 
 /// A tool handler from a closure over typed arguments and results, as
 /// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) makes

@@ -21,10 +21,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::caller::Caller;
+use super::context::RequestContext;
 use super::inline::parse_params;
 use super::provider::{ResourcePage, ResourceProvider};
 use super::reply::Answer;
-use super::RequestContext;
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{

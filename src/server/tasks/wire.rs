@@ -13,7 +13,7 @@ use super::TaskRecord;
 use crate::error::to_json;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{iso8601, Era, TaskStatus};
-use crate::server::ServerInner;
+use crate::server::inner::ServerInner;
 
 /// The fields both eras share, with the era's names for the durations.
 fn base(record: &TaskRecord, era: Era) -> JsonObject {

@@ -36,8 +36,8 @@ use crate::server::{current_request, Server};
 /// The MCP endpoint mounted in a program's own [`tiny_http::Server`]
 /// (feature `tiny_http`): the program keeps its server, its pages and its
 /// loop, and hands the endpoint's requests to [`handle`](Self::handle).
-/// Built by [`HttpServerBuilder::mount`] from the same settings as
-/// [`HttpServerBuilder::serve`].
+/// Built by [`HttpServerBuilder::mount`](crate::HttpServerBuilder::mount) from the same settings as
+/// [`HttpServerBuilder::serve`](crate::HttpServerBuilder::serve).
 ///
 /// Requests are answered as by [`HttpServer`](crate::HttpServer): 2025-11-25
 /// sessions (`Mcp-Session-Id`, the GET stream, `DELETE`, resumption with
@@ -66,7 +66,7 @@ use crate::server::{current_request, Server};
 /// (DESIGN.md §1 describes how it can leave some unanswered under a burst).
 /// The adapter cannot look at the socket, so a client that goes away is
 /// noticed when a write to it fails (keepalive comments are written every
-/// [`sse_keep_alive`](HttpServerBuilder::sse_keep_alive)): only then is a
+/// [`sse_keep_alive`](crate::HttpServerBuilder::sse_keep_alive)): only then is a
 /// 2026-07-28 request cancelled or its listen stream ended (MHTTP-7,
 /// LISTEN-10), and a new GET stream for the session gets 409 until the
 /// old one is found gone. An HTTP/1.0 client that asks for keep-alive
@@ -173,7 +173,7 @@ impl TinyHttpMount {
     }
 
     /// Answers `request` completely, on the calling thread: reads its body
-    /// (at most [`max_body_bytes`](HttpServerBuilder::max_body_bytes),
+    /// (at most [`max_body_bytes`](crate::HttpServerBuilder::max_body_bytes),
     /// else 413), decides and writes the answer: a JSON response, 202,
     /// an error status, or an SSE stream written event by event until it
     /// ends. A request for another path gets 404, one after

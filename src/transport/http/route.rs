@@ -94,9 +94,9 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     }
     match choose_path(shared, request, &message, caller.principal.as_deref()) {
         Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
-        Path::Initialize => initialize(shared, message, accepts, caller, request.remote),
+        Path::Initialize => initialize(shared, message, Poster { accepts, caller }, request.remote),
         Path::Refuse(status, error) => Answer::error(status, id, error),
-        Path::Session => on_session(shared, request, message, accepts, caller),
+        Path::Session => on_session(shared, request, message, Poster { accepts, caller }),
     }
 }
 
@@ -123,18 +123,24 @@ fn check_scopes(shared: &Shared, message: &Message, caller: &Caller) -> Option<A
 /// A 2025-11-25 message on its session, or in the stateless mode on a
 /// session of its own. Notifications and the client's answers get 202
 /// (HTTP-3).
+/// Who posted a message, and what its `Accept` allows: carried together
+/// from [`post`] to the answer.
+struct Poster {
+    accepts: Accepts,
+    caller: Caller,
+}
+
 fn on_session(
     shared: &Arc<Shared>,
     request: &HttpRequest,
     message: Message,
-    accepts: Accepts,
-    caller: Caller,
+    poster: Poster,
 ) -> Answer {
     if shared.config.stateless {
         let version = request.header("mcp-protocol-version");
         let core = Session::stateless_post(&shared.server, version);
         return match message {
-            Message::Request(r) => serve_request(shared, &core, None, r, accepts, caller),
+            Message::Request(r) => serve_request(shared, &core, None, r, poster),
             other => {
                 let sink: Arc<dyn Sink> = Arc::new(NullSink);
                 let _ = dispatch::receive(&core, other, &sink, Caller::default());
@@ -146,14 +152,14 @@ fn on_session(
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
-    let session = match session_for(shared, request, id, &caller) {
+    let session = match session_for(shared, request, id, &poster.caller) {
         Ok(session) => session,
         Err(response) => return Answer::Whole(response),
     };
     match message {
         Message::Request(r) => {
             let core = Arc::clone(&session.core);
-            serve_request(shared, &core, Some(&session), r, accepts, caller)
+            serve_request(shared, &core, Some(&session), r, poster)
         }
         other => {
             let sink: Arc<dyn Sink> = Arc::new(StreamSink(Arc::clone(&session.get_stream)));
@@ -201,10 +207,10 @@ fn single(
 fn initialize(
     shared: &Arc<Shared>,
     message: Message,
-    accepts: Accepts,
-    caller: Caller,
+    poster: Poster,
     peer: Option<std::net::SocketAddr>,
 ) -> Answer {
+    let Poster { accepts, caller } = poster;
     let session = if shared.config.stateless {
         None
     } else {
@@ -249,9 +255,9 @@ fn serve_request(
     core: &Arc<Session>,
     session: Option<&Arc<HttpSession>>,
     request: Request,
-    accepts: Accepts,
-    caller: Caller,
+    poster: Poster,
 ) -> Answer {
+    let Poster { accepts, caller } = poster;
     let id = request.id.clone();
     let config = &shared.config;
     let stream = match session {
