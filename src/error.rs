@@ -270,7 +270,11 @@ pub(crate) fn to_json_bytes<T: Serialize + ?Sized>(
     serde_json::to_vec(value).map_err(|e| not_serialized(what, &e))
 }
 
-fn not_serialized(what: &str, error: &serde_json::Error) -> Error {
+/// Logs that `what`, a value of ours, could not be serialized (a bug),
+/// and gives the internal error that stands for it; the value is neither
+/// logged nor sent.
+#[cold]
+pub(crate) fn not_serialized(what: &str, error: &serde_json::Error) -> Error {
     log::error!("cannot serialize {}: {}", what, error);
     Error::msg(format!("cannot serialize {}", what))
 }

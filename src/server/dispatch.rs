@@ -1,12 +1,14 @@
 //! Routing of incoming messages through the method table, and the
 //! lifecycle state machine.
 //!
-//! `Session::receive` calls [`receive`] for a transport, on its reading thread for
-//! every message from the client and says what became of it
-//! ([`Received`]). Inline methods are answered right there. Methods that
-//! run a program's handler are entered in the in-flight table on the
-//! reading thread, so that a cancel arriving next finds them, and returned
-//! as a [`Job`] for the transport to run on a worker.
+//! A transport calls [`receive`] (or [`receive_checked`], for a 2026-07-28
+//! request whose envelope it read already) on its reading thread for every
+//! message from the client, and is told what became of it ([`Received`]).
+//! Inline methods are answered right there. Methods that run a program's
+//! handler are entered in the in-flight table on the reading thread, so
+//! that a cancel arriving next finds them, and returned as a [`Job`] for
+//! the transport to schedule (`WorkerPool::schedule`: a quick tool's call
+//! where it was read, any other on a worker).
 
 use std::sync::Arc;
 

@@ -11,7 +11,7 @@ use super::caller::Caller;
 use super::context::RequestContext;
 use super::session::Session;
 use super::sink::ToolAnswer;
-use crate::error::Error;
+use crate::error::{not_serialized, Error};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{CallToolResult, Era};
 
@@ -90,8 +90,9 @@ pub(super) fn failure(ctx: &RequestContext, error: Error) -> Failure {
     }
 }
 
-/// A result serialized for the wire; a failure to serialize is `-32603`.
+/// A result serialized for the wire; a failure to serialize is logged
+/// and answered `-32603` ([`not_serialized`]).
 pub(crate) fn to_value<T: Serialize>(value: T) -> Answer {
     serde_json::to_value(value)
-        .map_err(|e| ErrorObject::internal(format!("cannot serialize the result: {}", e)))
+        .map_err(|e| ErrorObject::internal(not_serialized("the result", &e).to_string()))
 }

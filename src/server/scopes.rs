@@ -4,7 +4,7 @@
 //! "Scope Challenge Handling").
 //!
 //! The policy is data the builder fills; the HTTP edge asks it what a
-//! request needs ([`ServerInner::scopes_needed`](super::ServerInner)) and
+//! request needs ([`methods::scopes_needed`](super::methods::scopes_needed)) and
 //! answers 403 with the challenge when the principal lacks any; the list
 //! methods ask it what a principal may see when lists are filtered.
 //! Requests without a principal (stdio, a server without a token
