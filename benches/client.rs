@@ -5,7 +5,7 @@
 //! cargo build --release --examples                   # the server it drives
 //! cargo bench --bench client                         # stdio + HTTP, both eras, 1/8/32 threads
 //! cargo bench --bench client -- --threads 1,8 --seconds 5 --runs 5
-//! cargo bench --bench client -- --transports http --eras legacy --raw
+//! cargo bench --bench client -- --transports http --eras v2025 --raw
 //! cargo bench --bench client -- --help               # every option
 //! scripts/measure/bench-client.sh                            # next to the Python SDK client
 //! ```
@@ -83,8 +83,8 @@ usage: cargo bench --bench client [-- OPTIONS]
 
   --threads LIST      client threads sharing one client, comma-separated (default 1,8,32)
   --transports LIST   stdio,http (default both)
-  --eras LIST         2026-07-28 (or modern: the default negotiation),
-                      2025-11-25 (or legacy: pinned) (default both)
+  --eras LIST         2026-07-28 (or v2026: the default negotiation),
+                      2025-11-25 (or v2025: pinned) (default both)
   --seconds S         measured seconds per run (default 3)
   --warmup S          unmeasured seconds before each run (default 0.5)
   --runs N            runs per (transport, era, threads) (default 3)
@@ -150,29 +150,29 @@ impl Transport {
 /// this server) or 2025-11-25 pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum EraPick {
-    Modern,
-    Legacy,
+    V2026,
+    V2025,
 }
 
 impl EraPick {
     fn name(self) -> &'static str {
         match self {
-            EraPick::Modern => "2026-07-28",
-            EraPick::Legacy => "2025-11-25",
+            EraPick::V2026 => "2026-07-28",
+            EraPick::V2025 => "2025-11-25",
         }
     }
 
     fn era(self) -> Era {
         match self {
-            EraPick::Modern => Era::V2026_07_28,
-            EraPick::Legacy => Era::V2025_11_25,
+            EraPick::V2026 => Era::V2026_07_28,
+            EraPick::V2025 => Era::V2025_11_25,
         }
     }
 
     fn parse(text: &str) -> Option<EraPick> {
         match text {
-            "2026-07-28" | "modern" => Some(EraPick::Modern),
-            "2025-11-25" | "legacy" => Some(EraPick::Legacy),
+            "2026-07-28" | "v2026" => Some(EraPick::V2026),
+            "2025-11-25" | "v2025" => Some(EraPick::V2025),
             _ => None,
         }
     }
@@ -216,7 +216,7 @@ impl Options {
             help: false,
             threads: vec![1, 8, 32],
             transports: vec![Transport::Stdio, Transport::Http],
-            eras: vec![EraPick::Modern, EraPick::Legacy],
+            eras: vec![EraPick::V2026, EraPick::V2025],
             seconds: 3.0,
             warmup: 0.5,
             runs: 3,
@@ -346,7 +346,7 @@ fn connect(cell: Cell, server: &Path, http: Option<&HttpChild>) -> Res<Client> {
     let mut builder = Client::builder("tiny-mcp-client-bench", "1.0.0")
         .request_timeout(CALL_TIMEOUT)
         .stderr(StderrMode::Null);
-    if cell.era == EraPick::Legacy {
+    if cell.era == EraPick::V2025 {
         builder = builder.era(Era::V2025_11_25);
     }
     let connected = match http {
@@ -778,7 +778,7 @@ fn smoke() -> Res<()> {
         help: false,
         threads: vec![1, 4],
         transports: vec![Transport::Stdio, Transport::Http],
-        eras: vec![EraPick::Modern, EraPick::Legacy],
+        eras: vec![EraPick::V2026, EraPick::V2025],
         seconds: 0.2,
         warmup: 0.05,
         runs: 1,

@@ -21,24 +21,24 @@
 //!   serde_json into a `Value`, and answers a JSON-RPC result with the echo
 //!   content as `application/json`. No MCP: the least work per request on
 //!   this stack (blocking sockets, a thread per connection, serde_json).
-//!   It receives byte for byte the requests the `legacy-sse` server gets.
-//! - `legacy-sse`: tiny-mcp with one `echo` tool, 2025-11-25 flow: each
+//!   It receives byte for byte the requests the `sse-2025` server gets.
+//! - `sse-2025`: tiny-mcp with one `echo` tool, 2025-11-25 flow: each
 //!   client connection first POSTs `initialize` (its own session) and
 //!   `notifications/initialized`, then `tools/call` with `Mcp-Session-Id`,
 //!   `MCP-Protocol-Version: 2025-11-25` and `Accept: application/json,
 //!   text/event-stream`, answered as an SSE stream (priming event, result
 //!   event, last chunk).
-//! - `modern-json`: the same server, 2026-07-28 flow: no handshake;
+//! - `json-2026`: the same server, 2026-07-28 flow: no handshake;
 //!   `tools/call` with `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`,
 //!   `Mcp-Name` and the `_meta` envelope, answered as `application/json`.
-//! - `legacy-json` (a diagnostic): the `legacy-sse` flow with `Accept:
+//! - `json-2025` (a diagnostic): the `sse-2025` flow with `Accept:
 //!   application/json` only, so the same session path answers with one
-//!   JSON response: the difference to `legacy-sse` is the cost of the SSE
+//!   JSON response: the difference to `sse-2025` is the cost of the SSE
 //!   framing and of writing it.
-//! - `modern-auth`: the `modern-json` flow on a protected endpoint
+//! - `auth-2026`: the `json-2026` flow on a protected endpoint
 //!   (`HttpServerBuilder::protect`, a verifier accepting one static token,
 //!   a server-wide scope), with `Authorization: Bearer …` on every request.
-//!   `modern-json` sends a header of the same length under another name,
+//!   `json-2026` sends a header of the same length under another name,
 //!   so the two differ only by authorization: its cost per request is the
 //!   difference of their `srv CPU/req`.
 //!
@@ -58,7 +58,7 @@
 //! Each (N, server) is run `--runs` (3) times, servers alternating so that a
 //! change of load hits all alike; the summary gives the median run (and the
 //! best rate), its ratio to the ceiling's median run at the same N, and
-//! whether `legacy-sse` reaches 80% of it. Columns: `srv CPU/req` is the CPU time of
+//! whether `sse-2025` reaches 80% of it. Columns: `srv CPU/req` is the CPU time of
 //! every thread of this process except the clients and the main thread
 //! (`/proc/self/task/*/schedstat`), per request; `cli CPU/req` the same for
 //! the client threads. On this 2-core machine clients and server share the
@@ -117,10 +117,10 @@ use tiny_mcp::{
 
 /// The environment variable that turns this binary into the memory server.
 const ROLE_VAR: &str = "TINY_MCP_HTTP_BENCH_ROLE";
-const LEGACY: &str = "2025-11-25";
-const MODERN: &str = "2026-07-28";
+const V2025: &str = "2025-11-25";
+const V2026: &str = "2026-07-28";
 const ECHO_TEXT: &str = "hello, bench";
-/// The `Accept` of every POST but `legacy-json`'s.
+/// The `Accept` of every POST but `json-2025`'s.
 const BOTH: &str = "application/json, text/event-stream";
 /// How the echoed text appears in every answer's JSON.
 const ECHO_NEEDLE: &[u8] = br#""text":"hello, bench""#;
@@ -167,8 +167,9 @@ const USAGE: &str = "\
 usage: cargo bench --bench http [-- OPTIONS]
 
   --clients LIST      concurrent keep-alive clients, comma-separated (default 1,16,64)
-  --only LIST         servers to drive: ceiling,legacy,modern,legacy-json,modern-auth
-                      (default all; legacy-json is a diagnostic)
+  --only LIST         servers to drive: ceiling,sse-2025,json-2026,json-2025,auth-2026
+                      (v2025 = sse-2025, v2026 = json-2026)
+                      (default all; json-2025 is a diagnostic)
   --seconds S         measured seconds per run (default 3)
   --warmup S          unmeasured seconds before each run (default 0.5)
   --max-requests N    stop a run after N requests in total (default 2000000)
@@ -185,12 +186,12 @@ usage: cargo bench --bench http [-- OPTIONS]
   --wait-idle S       before each run, wait up to S seconds for the machine to be
                       idle (under 10% CPU busy over 300 ms); default 0 (no wait)
   --at NAME=ADDR      also drive a server already running at ADDR (host:port, path
-                      /mcp) with the modern-json flow, under NAME; repeatable. With
+                      /mcp) with the json-2026 flow, under NAME; repeatable. With
                       --at and no --only, only these run; without the ceiling, ratios
                       are to the first --at server (scripts/check/multi-instance.sh
                       --bench: nginx next to one instance)
-  --at-legacy-json NAME=ADDR
-                      as --at, with the legacy-json flow (a session, JSON answers):
+  --at-json-2025 NAME=ADDR
+                      as --at, with the json-2025 flow (a session, JSON answers):
                       for a 2025-11-25 server such as ../shared/tools/bench's
                       `ref-server --http ADDR --json`, as the base of the ratios
                       (scripts/measure/http-reference.sh)
@@ -220,8 +221,8 @@ struct Options {
     listens: usize,
     /// `--at`: servers this bench does not start, by name.
     external: Vec<(&'static str, SocketAddr)>,
-    /// For each of `external`: `true` when it takes the legacy-json flow.
-    external_legacy: Vec<bool>,
+    /// For each of `external`: `true` when it takes the json-2025 flow.
+    external_v2025: Vec<bool>,
     only: bool,
     throughput: bool,
     memory: bool,
@@ -247,7 +248,7 @@ impl Options {
             streams: 500,
             listens: 1000,
             external: Vec::new(),
-            external_legacy: Vec::new(),
+            external_v2025: Vec::new(),
             only: false,
             throughput: true,
             memory: true,
@@ -289,7 +290,7 @@ impl Options {
                         .map(|t| {
                             Target::parse(t.trim()).ok_or_else(|| {
                                 format!(
-                                    "--only takes ceiling, legacy, modern or legacy-json, not {:?}",
+                                    "--only takes ceiling, sse-2025, json-2026, json-2025 or auth-2026, not {:?}",
                                     t
                                 )
                             })
@@ -310,9 +311,9 @@ impl Options {
                 "--no-throughput" => o.throughput = false,
                 "--no-memory" => o.memory = false,
                 "--wait-idle" => o.wait_idle = Duration::from_secs_f64(seconds(&arg, args.next())?),
-                "--at" | "--at-legacy-json" => {
+                "--at" | "--at-json-2025" => {
                     o.external.push(external(&value(&arg, args.next())?)?);
-                    o.external_legacy.push(arg == "--at-legacy-json");
+                    o.external_v2025.push(arg == "--at-json-2025");
                 }
                 // libtest flags that cargo may pass to any bench target.
                 "--nocapture" | "--quiet" | "-q" | "--color" => {}
@@ -333,12 +334,8 @@ impl Options {
             o.targets.clear();
         }
         for (index, &(name, _)) in o.external.iter().enumerate() {
-            let legacy = o.external_legacy[index];
-            o.targets.push(Target::External {
-                name,
-                index,
-                legacy,
-            });
+            let v2025 = o.external_v2025[index];
+            o.targets.push(Target::External { name, index, v2025 });
         }
         Ok(o)
     }
@@ -365,41 +362,41 @@ fn external(text: &str) -> Result<(&'static str, SocketAddr), String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Ceiling,
-    Legacy,
-    Modern,
-    /// Diagnostic: the legacy flow with `Accept: application/json` only,
-    /// answered as JSON: `legacy-sse` minus the SSE framing and writes.
-    LegacyJson,
-    /// `modern-json` on a protected endpoint: a verifier that accepts one
+    Sse2025,
+    Json2026,
+    /// Diagnostic: the `sse-2025` flow with `Accept: application/json` only,
+    /// answered as JSON: `sse-2025` minus the SSE framing and writes.
+    Json2025,
+    /// `json-2026` on a protected endpoint: a verifier that accepts one
     /// static token, and `Authorization: Bearer` on every request. Its
-    /// difference to `modern-json` is the cost of authorization.
-    ModernAuth,
-    /// `modern-json` against a server already running (`--at`), such as
+    /// difference to `json-2026` is the cost of authorization.
+    Auth2026,
+    /// `json-2026` against a server already running (`--at`), such as
     /// nginx in front of several instances: its `index` in `--at` order;
-    /// `legacy`: the `legacy-json` flow instead (`--at-legacy-json`).
+    /// `v2025`: the `json-2025` flow instead (`--at-json-2025`).
     External {
         name: &'static str,
         index: usize,
-        legacy: bool,
+        v2025: bool,
     },
 }
 
 impl Target {
     const ALL: [Target; 5] = [
         Target::Ceiling,
-        Target::Legacy,
-        Target::Modern,
-        Target::LegacyJson,
-        Target::ModernAuth,
+        Target::Sse2025,
+        Target::Json2026,
+        Target::Json2025,
+        Target::Auth2026,
     ];
 
     fn name(self) -> &'static str {
         match self {
             Target::Ceiling => "ceiling",
-            Target::Legacy => "legacy-sse",
-            Target::Modern => "modern-json",
-            Target::LegacyJson => "legacy-json",
-            Target::ModernAuth => "modern-auth",
+            Target::Sse2025 => "sse-2025",
+            Target::Json2026 => "json-2026",
+            Target::Json2025 => "json-2025",
+            Target::Auth2026 => "auth-2026",
             Target::External { name, .. } => name,
         }
     }
@@ -407,10 +404,10 @@ impl Target {
     fn parse(text: &str) -> Option<Target> {
         match text {
             "ceiling" => Some(Target::Ceiling),
-            "legacy" | "legacy-sse" => Some(Target::Legacy),
-            "modern" | "modern-json" => Some(Target::Modern),
-            "legacy-json" => Some(Target::LegacyJson),
-            "modern-auth" => Some(Target::ModernAuth),
+            "v2025" | "sse-2025" => Some(Target::Sse2025),
+            "v2026" | "json-2026" => Some(Target::Json2026),
+            "json-2025" => Some(Target::Json2025),
+            "auth-2026" => Some(Target::Auth2026),
             _ => None,
         }
     }
@@ -438,7 +435,7 @@ fn sdk_server() -> Server {
         .build()
 }
 
-/// The token of `modern-auth`.
+/// The token of `auth-2026`.
 const BENCH_TOKEN: &str = "Bearer bench-token-0123456789";
 
 fn serve_sdk() -> Res<HttpServer> {
@@ -571,8 +568,8 @@ impl Running {
     fn start(target: Target, settings: &Settings) -> Res<Running> {
         match target {
             Target::Ceiling => Ceiling::start(settings.ceiling_threads).map(Running::Ceiling),
-            Target::Legacy | Target::Modern | Target::LegacyJson => serve_sdk().map(Running::Sdk),
-            Target::ModernAuth => serve_protected().map(Running::Sdk),
+            Target::Sse2025 | Target::Json2026 | Target::Json2025 => serve_sdk().map(Running::Sdk),
+            Target::Auth2026 => serve_protected().map(Running::Sdk),
             Target::External { index, .. } => settings
                 .external
                 .get(index)
@@ -819,38 +816,35 @@ impl Template {
         }
     }
 
-    /// `tools/call` of `echo` for `target`; `session` for the legacy flow.
+    /// `tools/call` of `echo` for `target`; `session` for the 2025-11-25 flows.
     fn tools_call(target: Target, host: &str, session: Option<&str>) -> Template {
         let before = r#"{"jsonrpc":"2.0","id":"#;
         match target {
             Target::Ceiling
-            | Target::Legacy
-            | Target::LegacyJson
-            | Target::External { legacy: true, .. } => {
+            | Target::Sse2025
+            | Target::Json2025
+            | Target::External { v2025: true, .. } => {
                 let session = session.unwrap_or("ceiling-has-no-sessions");
                 let accept = match target {
-                    Target::LegacyJson | Target::External { .. } => "application/json",
+                    Target::Json2025 | Target::External { .. } => "application/json",
                     _ => BOTH,
                 };
                 Template::accepting(
                     accept,
                     host,
-                    &[
-                        ("Mcp-Session-Id", session),
-                        ("MCP-Protocol-Version", LEGACY),
-                    ],
+                    &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", V2025)],
                     before,
                     r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"}}}"#,
                 )
             }
-            Target::Modern | Target::ModernAuth | Target::External { .. } => Template::new(
+            Target::Json2026 | Target::Auth2026 | Target::External { .. } => Template::new(
                 host,
                 &[
-                    ("MCP-Protocol-Version", MODERN),
+                    ("MCP-Protocol-Version", V2026),
                     ("Mcp-Method", "tools/call"),
                     ("Mcp-Name", "echo"),
                     (
-                        if target == Target::ModernAuth {
+                        if target == Target::Auth2026 {
                             "Authorization"
                         } else {
                             "X-No-Authorization"
@@ -927,7 +921,7 @@ fn open_session(conn: &mut Conn, host: &str, body: &mut Vec<u8>) -> Res<String> 
         &[],
         &format!(
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"http-bench","version":"0"}}}}}}"#,
-            LEGACY
+            V2025
         ),
     );
     let head = conn
@@ -945,14 +939,14 @@ fn open_session(conn: &mut Conn, host: &str, body: &mut Vec<u8>) -> Res<String> 
         }
     };
     let answer = json_of(&head, body)?;
-    if answer.pointer("/result/protocolVersion") != Some(&Value::from(LEGACY)) {
+    if answer.pointer("/result/protocolVersion") != Some(&Value::from(V2025)) {
         return Err(format!("initialize: unexpected answer {}", answer));
     }
     let initialized = one_off(
         host,
         &[
             ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", LEGACY),
+            ("MCP-Protocol-Version", V2025),
         ],
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
@@ -1024,13 +1018,13 @@ fn check_answer(target: Target, head: &Head, body: &[u8], id: u64, full: bool) -
         return Err(format!("status {}: {}", head.status, show(body)));
     }
     match target {
-        Target::Legacy if !(head.event_stream && head.chunked) => {
+        Target::Sse2025 if !(head.event_stream && head.chunked) => {
             return Err(format!("expected a chunked SSE answer: {:?}", head));
         }
         Target::Ceiling
-        | Target::Modern
-        | Target::LegacyJson
-        | Target::ModernAuth
+        | Target::Json2026
+        | Target::Json2025
+        | Target::Auth2026
         | Target::External { .. }
             if head.event_stream =>
         {
@@ -1195,7 +1189,7 @@ fn drive(server: &Running, target: Target, clients: usize, settings: &Settings) 
         let mut conn = Conn::connect(addr)?;
         let mut body = Vec::new();
         let session = match target {
-            Target::Legacy | Target::LegacyJson | Target::External { legacy: true, .. } => {
+            Target::Sse2025 | Target::Json2025 | Target::External { v2025: true, .. } => {
                 Some(open_session(&mut conn, &host, &mut body)?)
             }
             _ => None,
@@ -1493,7 +1487,7 @@ fn throughput(o: &Options) -> Res<()> {
         o.runs
     );
     println!(
-        "{:>4} {:<12} {:>18} {:>9} {:>9} {:>11} {:>9} {:>11}  target (legacy-sse >= {:.0}% of ceiling)",
+        "{:>4} {:<12} {:>18} {:>9} {:>9} {:>11} {:>9} {:>11}  target (sse-2025 >= {:.0}% of ceiling)",
         "N",
         "server",
         "req/s [best]",
@@ -1544,8 +1538,8 @@ fn throughput(o: &Options) -> Res<()> {
                 _ => (None, None),
             };
             let verdict = match (target, ratio) {
-                (Target::Legacy, Some(r)) if r >= TARGET_RATIO => "met",
-                (Target::Legacy, Some(_)) => "NOT met",
+                (Target::Sse2025, Some(r)) if r >= TARGET_RATIO => "met",
+                (Target::Sse2025, Some(_)) => "NOT met",
                 _ => "",
             };
             println!(
@@ -1727,7 +1721,7 @@ fn open_get_stream(addr: SocketAddr, host: &str, session: &str) -> Res<Conn> {
     let request = format!(
         "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\
          Mcp-Session-Id: {}\r\nMCP-Protocol-Version: {}\r\n\r\n",
-        host, session, LEGACY
+        host, session, V2025
     );
     conn.stream
         .write_all(request.as_bytes())
@@ -1756,12 +1750,12 @@ fn open_listen_stream(addr: SocketAddr, host: &str, id: u64) -> Res<Conn> {
     let request = one_off(
         host,
         &[
-            ("MCP-Protocol-Version", MODERN),
+            ("MCP-Protocol-Version", V2026),
             ("Mcp-Method", "subscriptions/listen"),
         ],
         &format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
-            id, MODERN
+            id, V2026
         ),
     );
     conn.stream
@@ -1790,7 +1784,7 @@ fn warm_calls(addr: SocketAddr, host: &str, n: u64) -> Res<()> {
     let mut conn = Conn::connect(addr)?;
     let mut body = Vec::new();
     let session = open_session(&mut conn, host, &mut body)?;
-    for target in [Target::Legacy, Target::Modern] {
+    for target in [Target::Sse2025, Target::Json2026] {
         let mut client = Client {
             conn,
             template: Template::tools_call(target, host, Some(&session)),
@@ -1814,8 +1808,8 @@ fn used_session(addr: SocketAddr, host: &str, calls: u64) -> Res<String> {
     let session = open_session(&mut conn, host, &mut body)?;
     let mut client = Client {
         conn,
-        template: Template::tools_call(Target::Legacy, host, Some(&session)),
-        target: Target::Legacy,
+        template: Template::tools_call(Target::Sse2025, host, Some(&session)),
+        target: Target::Sse2025,
         next_id: 1,
         request: Vec::new(),
         body,
@@ -2181,10 +2175,10 @@ fn smoke() -> Res<()> {
         ceiling_threads: 2,
         external: vec![("external", running.local_addr())],
     };
-    let external = |legacy| Target::External {
+    let external = |v2025| Target::External {
         name: "external",
         index: 0,
-        legacy,
+        v2025,
     };
     for clients in [1, 3] {
         let externals = [external(false), external(true)];

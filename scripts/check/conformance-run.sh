@@ -119,21 +119,21 @@ else
   old_cache=${MCP_CONFORMANCE_CACHE:-$TARGET/conformance}
   next_cache=${MCP_CONFORMANCE_NEXT_CACHE:-$TARGET/conformance-next}
   mapfile -t old < <(suite_list "$old_cache" | known_to)
-  mapfile -t modern < <({
+  mapfile -t at2026 < <({
     suite_list "$next_cache" --requirements 2026-07-28
     tr ' ' '\n' <<< "$HEADER_SCENARIOS"
   } | known_to)
-  mapfile -t legacy < <(suite_list "$next_cache" --spec-version 2025-11-25 | known_to)
+  mapfile -t at2025 < <(suite_list "$next_cache" --spec-version 2025-11-25 | known_to)
   if [[ ${#old[@]} -gt 0 ]]; then
     run "suite 0.1.16" "$ROOT/scripts/check/conformance.sh" "$URL" "${old[@]}"
   fi
-  if [[ ${#modern[@]} -gt 0 ]]; then
+  if [[ ${#at2026[@]} -gt 0 ]]; then
     run "suite 0.2.0-alpha.12 at 2026-07-28" env MCP_CONFORMANCE_SPEC_VERSION=2026-07-28 \
-      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${modern[@]}"
+      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${at2026[@]}"
   fi
-  if [[ ${#legacy[@]} -gt 0 ]]; then
+  if [[ ${#at2025[@]} -gt 0 ]]; then
     run "suite 0.2.0-alpha.12 at 2025-11-25" env MCP_CONFORMANCE_SPEC_VERSION=2025-11-25 \
-      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${legacy[@]}"
+      "$ROOT/scripts/check/conformance-next.sh" "$URL" "${at2025[@]}"
   fi
   if [[ ${#summary[@]} -eq 0 ]]; then
     echo "conformance-run: no suite knows the scenarios: ${SCENARIOS[*]}" >&2

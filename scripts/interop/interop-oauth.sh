@@ -4,11 +4,12 @@
 # (@modelcontextprotocol/sdk 1.32.2, pinned in tests/interop/ts/package.json) authenticate
 # with OAuth 2.1 against our `everything` example server and call tools over Streamable HTTP.
 #
-# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--legacy | --modern]
+# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--v2025 | --v2026]
 #   --python    only the Python client (both modes, or the one named)
 #   --ts        only the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
-#   --legacy    only the Python client's legacy mode (initialize, 2025-11-25)
-#   --modern    only the Python client's default mode (server/discover, 2026-07-28)
+#   --v2025     only the Python client's 2025-11-25 mode (initialize handshake, session)
+#   --v2026     only the Python client's default mode (2026-07-28, server/discover);
+#               --default is an alias
 # Without a client or mode flag both clients run (a mode flag alone: the Python client
 # only); without a mode flag both Python modes run.
 # Environment:
@@ -48,15 +49,15 @@ want_python=0
 want_ts=0
 for arg in "$@"; do
   case "$arg" in
-    --legacy) modes+=(legacy) ;;
-    --modern | --default) modes+=(modern) ;;
+    --v2025) modes+=(v2025) ;;
+    --v2026 | --default) modes+=(v2026) ;;
     --python) want_python=1 ;;
     --ts) want_ts=1 ;;
-    -h | --help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--python] [--ts] [--legacy | --modern]" >&2; exit 2 ;;
+    -h | --help) sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--python] [--ts] [--v2025 | --v2026]" >&2; exit 2 ;;
   esac
 done
-[[ ${#modes[@]} -gt 0 ]] || modes=(modern legacy)
+[[ ${#modes[@]} -gt 0 ]] || modes=(v2026 v2025)
 if [[ "$want_python" == 0 && "$want_ts" == 0 ]]; then
   want_python=1
   # A mode flag alone names Python modes: only the Python client, as before --ts existed.
@@ -177,7 +178,7 @@ if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
   for mode in "${modes[@]}"; do
     label="oauth/$mode"
     flags=()
-    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
     if ! start_server; then
       echo "FAIL $label: server start"
       total_failed=$((total_failed + 1))

@@ -5,11 +5,12 @@
 # output-schema check must accept (tests/interop/python/typed.py); in the
 # 2026-07-28 runs it also runs a task end to end (tests/interop/python/tasks.py).
 #
-# Usage: scripts/interop/interop-python.sh [--stdio | --http] [--legacy | --modern]
+# Usage: scripts/interop/interop-python.sh [--stdio | --http] [--v2025 | --v2026]
 #   --stdio     only stdio (the client spawns the server)
 #   --http      only Streamable HTTP (the server runs on 127.0.0.1:<free port>/mcp)
-#   --legacy    only the client's legacy mode (initialize, 2025-11-25)
-#   --modern    only the client's default mode (server/discover, 2026-07-28)
+#   --v2025     only the client's 2025-11-25 mode (initialize handshake, session)
+#   --v2026     only the client's default mode (2026-07-28, server/discover);
+#               --default is an alias
 # Without a transport flag both transports run, without a mode flag both modes:
 # no arguments at all runs the four combinations.
 # Environment:
@@ -38,14 +39,14 @@ for arg in "$@"; do
   case "$arg" in
     --stdio) transports+=(stdio) ;;
     --http) transports+=(http) ;;
-    --legacy) modes+=(legacy) ;;
-    --modern | --default) modes+=(modern) ;;
-    -h | --help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--stdio | --http] [--legacy | --modern]" >&2; exit 2 ;;
+    --v2025) modes+=(v2025) ;;
+    --v2026 | --default) modes+=(v2026) ;;
+    -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--stdio | --http] [--v2025 | --v2026]" >&2; exit 2 ;;
   esac
 done
 [[ ${#transports[@]} -gt 0 ]] || transports=(stdio http)
-[[ ${#modes[@]} -gt 0 ]] || modes=(modern legacy)
+[[ ${#modes[@]} -gt 0 ]] || modes=(v2026 v2025)
 
 TAG=interop-python
 # shellcheck source=lib/python-interop.sh
@@ -82,7 +83,7 @@ for transport in "${transports[@]}"; do
   for mode in "${modes[@]}"; do
     label="$transport/$mode"
     flags=()
-    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
     if [[ "$transport" == http ]]; then
       if ! start_server; then
         echo "FAIL $label: server start"
@@ -98,7 +99,7 @@ for transport in "${transports[@]}"; do
       "${flags[@]}" --timeout "$RUN_TIMEOUT"
     # A task end to end (2026-07-28 tasks extension) through the SDK's
     # extension surface (tests/interop/python/tasks.py).
-    if [[ "$mode" == modern ]]; then
+    if [[ "$mode" == v2026 ]]; then
       run_counted "tasks/$transport" tasks "$VENV/bin/python" \
         "$PY_DIR/tasks.py" "$transport" "$target"
     fi
@@ -113,7 +114,7 @@ if [[ " ${transports[*]} " == *" stdio "* ]]; then
   TYPED_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/typed_tools
   for mode in "${modes[@]}"; do
     flags=()
-    [[ "$mode" == legacy ]] && flags+=(--legacy)
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
     run_counted "typed/$mode" typed "$VENV/bin/python" "$PY_DIR/typed.py" "$TYPED_BIN" \
       "${flags[@]}" --timeout "$RUN_TIMEOUT"
   done

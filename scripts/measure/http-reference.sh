@@ -11,11 +11,11 @@
 # The shared load generator speaks only the 2025-11-25 flow, so this uses the
 # crate's own bench client (benches/http.rs) for every server, alternating in one
 # run, each server a process of its own (as under the load generator):
-#   reference-json  the reference, legacy-json flow (initialize, then tools/call
+#   reference-json  the reference, json-2025 flow (initialize, then tools/call
 #                   with Mcp-Session-Id and Accept: application/json)
-#   modern-json     the `everything` example (release build), 2026-07-28 flow (no
+#   json-2026       the `everything` example (release build), 2026-07-28 flow (no
 #                   handshake, the _meta envelope, Mcp-Method/Mcp-Name headers)
-#   legacy-json     the same example process, the reference's own flow
+#   json-2025       the same example process, the reference's own flow
 # The summary's `vs ceil` column is each server's median rate over the reference's.
 # The servers are other processes, so their CPU is not reported.
 set -euo pipefail
@@ -53,5 +53,5 @@ PORT=$(free_port)
 EX_ADDR=127.0.0.1:$PORT
 start target/release/examples/everything --http "$EX_ADDR"
 
-cargo bench --bench http -- --no-memory --at-legacy-json "reference-json=$REF_ADDR" \
-  --at "modern-json=$EX_ADDR" --at-legacy-json "legacy-json=$EX_ADDR" "${ARGS[@]}"
+cargo bench --bench http -- --no-memory --at-json-2025 "reference-json=$REF_ADDR" \
+  --at "json-2026=$EX_ADDR" --at-json-2025 "json-2025=$EX_ADDR" "${ARGS[@]}"

@@ -32,10 +32,10 @@ import subprocess
 import sys
 import time
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+V2026 = "2026-07-28"
+V2025 = "2025-11-25"
 META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "ten-thousand", "version": "1"},
 }
@@ -114,8 +114,8 @@ def rpc(id_, method, params):
     return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
 
 
-def modern(id_, method, params, name=None):
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+def post_2026(id_, method, params, name=None):
+    headers = {"MCP-Protocol-Version": V2026, "Mcp-Method": method}
     if name:
         headers["Mcp-Name"] = name
     return post("/mcp", rpc(id_, method, dict(params, _meta=META)), headers)
@@ -123,23 +123,23 @@ def modern(id_, method, params, name=None):
 
 def idle_connection(addr, i):
     sock = connect(addr)
-    status, _, body = exchange(sock, modern(i, "server/discover", {}))
+    status, _, body = exchange(sock, post_2026(i, "server/discover", {}))
     if status != 200 or b'"result"' not in body:
         raise RuntimeError(f"server/discover: {status} {body[:200]!r}")
     return sock
 
 
-def legacy_session(addr, i):
+def session_2025(addr, i):
     """A connection with its own 2025-11-25 session; returns (socket, session id)."""
     sock = connect(addr)
-    init = rpc(i, "initialize", {"protocolVersion": LEGACY, "capabilities": {},
+    init = rpc(i, "initialize", {"protocolVersion": V2025, "capabilities": {},
                                  "clientInfo": {"name": "ten-thousand", "version": "1"}})
     status, headers, body = exchange(sock, post("/mcp", init, {}))
     sid = headers.get("mcp-session-id")
     if status != 200 or not sid:
         raise RuntimeError(f"initialize: {status} {body[:200]!r}")
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+    session = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025}
     status, _, _ = exchange(sock, post("/mcp", note, session))
     if status != 202:
         raise RuntimeError(f"notifications/initialized: {status}")
@@ -149,7 +149,7 @@ def legacy_session(addr, i):
 def get_stream(addr, i):
     """A session's GET stream, on a connection of its own (the session is opened on
     another, closed at once)."""
-    setup, session = legacy_session(addr, i)
+    setup, session = session_2025(addr, i)
     setup.close()
     sock = connect(addr)
     head = ["GET /mcp HTTP/1.1", "Host: 127.0.0.1", "Accept: text/event-stream"]
@@ -164,29 +164,29 @@ def get_stream(addr, i):
 def listen_stream(addr, i):
     sock = connect(addr)
     filter_ = {"notifications": {"toolsListChanged": True}}
-    sock.sendall(modern(i, "subscriptions/listen", filter_))
+    sock.sendall(post_2026(i, "subscriptions/listen", filter_))
     status, _, rest = read_head(sock, b"")
     if status != 200:
         raise RuntimeError(f"subscriptions/listen: {status}")
     return sock, read_until(sock, rest, b"notifications/subscriptions/acknowledged")
 
 
-def trigger(addr, legacy):
+def trigger(addr, v2025):
     """Calls notify_changed on a connection of its own; returns when it was written."""
-    if legacy:
-        sock, session = legacy_session(addr, 1)
+    if v2025:
+        sock, session = session_2025(addr, 1)
         call = post("/mcp", rpc(2, "tools/call", {"name": "notify_changed", "arguments": {}}),
                     session)
     else:
         sock = connect(addr)
-        call = modern(2, "tools/call", {"name": "notify_changed", "arguments": {}},
-                      "notify_changed")
+        call = post_2026(2, "tools/call", {"name": "notify_changed", "arguments": {}},
+                         "notify_changed")
     t0 = time.perf_counter()
     sock.sendall(call)
     return sock, t0
 
 
-def latencies(addr, streams, legacy):
+def latencies(addr, streams, v2025):
     """Time for the list_changed to reach each stream after one notify_changed."""
     sel = selectors.DefaultSelector()
     for sock, buf in streams:
@@ -194,7 +194,7 @@ def latencies(addr, streams, legacy):
             raise RuntimeError("a stream had the notification before the trigger")
         sock.setblocking(False)
         sel.register(sock, selectors.EVENT_READ, [buf])
-    caller, t0 = trigger(addr, legacy)
+    caller, t0 = trigger(addr, v2025)
     waiting, got = len(streams), []
     deadline = time.perf_counter() + 120
     while waiting and time.perf_counter() < deadline:

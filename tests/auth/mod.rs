@@ -265,7 +265,12 @@ fn no_token_is_a_challenge_naming_the_metadata_and_scope() {
     );
     assert_eq!(got, want);
     // 2026-07-28 on the same endpoint: the same rule.
-    let got = challenge(&f, &call_2026("whoami", json!({})), 401, "a modern call");
+    let got = challenge(
+        &f,
+        &call_2026("whoami", json!({})),
+        401,
+        "a 2026-07-28 call",
+    );
     assert_eq!(got, want);
     // Another scheme is no bearer token.
     let basic = init.clone().header("Authorization", "Basic dXNlcjpwYXNz");

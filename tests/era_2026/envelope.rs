@@ -3,7 +3,7 @@
 
 use super::*;
 
-// META-2 (2026-07-28): a modern request without `_meta` is -32602.
+// META-2 (2026-07-28): a 2026-07-28 request without `_meta` is -32602.
 #[test]
 fn missing_meta_is_invalid_params() {
     let server = full_server();
@@ -28,7 +28,7 @@ fn missing_meta_is_invalid_params() {
 fn incomplete_envelope_is_invalid_params() {
     let server = full_server();
     let mut client = memory(&server);
-    // Half an envelope is still a modern claim, even first.
+    // Half an envelope is still a 2026-07-28 claim, even first.
     let error = expect_error(
         client.request(
             "tools/list",
@@ -43,7 +43,7 @@ fn incomplete_envelope_is_invalid_params() {
         error.message
     );
     // Without the version key it is no claim: ask a connection already
-    // locked modern (the state after a failed first request is not pinned
+    // locked to 2026-07-28 (the state after a failed first request is not pinned
     // down, ERA-2).
     let mut client = memory(&server);
     lock_2026(&mut client);

@@ -4,8 +4,8 @@
 use super::*;
 
 // ERA-1, ERA-2, ERA-5 (2026-07-28): the first request carries the envelope,
-// so the connection is modern; `initialize` then gets -32022 naming the
-// modern versions and the version it asked for.
+// so the connection speaks 2026-07-28; `initialize` then gets -32022 naming the
+// 2026-07-28 versions and the version it asked for.
 #[test]
 fn first_2026_request_locks_2026_and_initialize_gets_unsupported_version() {
     let server = full_server();
@@ -21,13 +21,13 @@ fn first_2026_request_locks_2026_and_initialize_gets_unsupported_version() {
             })),
         ),
         ErrorCode(UNSUPPORTED_VERSION),
-        "initialize on a modern connection",
+        "initialize on a 2026-07-28 connection",
     );
     assert_eq!(
         error.data,
         Some(json!({"supported": [V2026], "requested": "2025-11-25"}))
     );
-    // Still modern afterwards.
+    // Still on 2026-07-28 afterwards.
     let result = ok(
         mreq(
             &mut client,
@@ -39,7 +39,7 @@ fn first_2026_request_locks_2026_and_initialize_gets_unsupported_version() {
     assert_eq!(text_of(&result), "still here");
 }
 
-// ERA-6 (2026-07-28): a modern request on a connection locked to the
+// ERA-6 (2026-07-28): a 2026-07-28 request on a connection locked to the
 // handshake era is -32600.
 #[test]
 fn request_2026_on_2025_connection_is_invalid_request() {
@@ -48,7 +48,7 @@ fn request_2026_on_2025_connection_is_invalid_request() {
     let error = expect_error(
         mreq(&mut client, "tools/list", json!({})),
         ErrorCode::INVALID_REQUEST,
-        "a modern tools/list after initialize",
+        "a 2026-07-28 tools/list after initialize",
     );
     assert!(
         error.message.contains("handshake") || error.message.contains("initialize"),
@@ -58,7 +58,7 @@ fn request_2026_on_2025_connection_is_invalid_request() {
 }
 
 // ERA-1, ERA-2 (2026-07-28): a `_meta` with only a progress token is no
-// modern claim, so such a first request (a `ping`, which the handshake era
+// 2026-07-28 claim, so such a first request (a `ping`, which the handshake era
 // answers before `initialize`) locks the connection to the handshake era.
 #[test]
 fn progress_token_alone_is_not_a_2026_claim() {
@@ -72,11 +72,11 @@ fn progress_token_alone_is_not_a_2026_claim() {
     expect_error(
         mreq(&mut client, "server/discover", json!({})),
         ErrorCode::INVALID_REQUEST,
-        "a modern request after a legacy first request",
+        "a 2026-07-28 request after a 2025-11-25 first request",
     );
 }
 
-// ERA-1, ERA-7 (2026-07-28): `initialize` is legacy even with an envelope,
+// ERA-1, ERA-7 (2026-07-28): `initialize` is 2025-11-25 even with an envelope,
 // and asking for 2026-07-28 is counter-offered 2025-11-25.
 #[test]
 fn initialize_with_envelope_is_2025_and_counter_offered() {
@@ -100,7 +100,7 @@ fn initialize_with_envelope_is_2025_and_counter_offered() {
     assert_2025_shape(&result, "initialize");
 }
 
-// RES-2, ERA-8 (2026-07-28): legacy results carry no resultType, ttlMs,
+// RES-2, ERA-8 (2026-07-28): 2025-11-25 results carry no resultType, ttlMs,
 // cacheScope or serverInfo stamp.
 #[test]
 fn results_2025_carry_no_2026_fields() {
@@ -134,12 +134,12 @@ fn missing_2025_resource_keeps_resource_not_found() {
     expect_error(
         client.request("resources/read", Some(json!({"uri": "test://nope"}))),
         ErrorCode::RESOURCE_NOT_FOUND,
-        "legacy resources/read of a missing resource",
+        "2025-11-25 resources/read of a missing resource",
     );
 }
 
 // ERA-2, ERA-5, VER-4 (2026-07-28): on stdio the first request locks the
-// process modern; no discover is needed first; `initialize` then gets
+// process to 2026-07-28; no discover is needed first; `initialize` then gets
 // -32022 with the supported and requested versions.
 #[test]
 fn stdio_first_2026_request_locks_2026() {
@@ -160,7 +160,7 @@ fn stdio_first_2026_request_locks_2026() {
                "clientInfo": {"name": "late", "version": "1"}}),
     );
     let (response, _) = child.wait_response(&json!("init"), "the answer to initialize");
-    let (code, data) = error_of(&response, "initialize on a modern process");
+    let (code, data) = error_of(&response, "initialize on a 2026-07-28 process");
     assert_eq!(code, UNSUPPORTED_VERSION);
     assert_eq!(
         data,
@@ -172,16 +172,16 @@ fn stdio_first_2026_request_locks_2026() {
 }
 
 // ERA-6, RES-2 (2026-07-28): a stdio process locked to the handshake era
-// refuses a modern request with -32600 and keeps legacy result shapes.
+// refuses a 2026-07-28 request with -32600 and keeps 2025-11-25 result shapes.
 #[test]
 fn stdio_2025_process_refuses_2026_request() {
     let (mut child, init) = ChildServer::initialized("everything", json!({}));
     assert_2025_shape(&init, "initialize");
     child.request(json!(1), "tools/list", bare(json!({})));
-    let (response, _) = child.wait_response(&json!(1), "a modern tools/list");
-    let (code, _) = error_of(&response, "a modern request on a legacy process");
+    let (response, _) = child.wait_response(&json!(1), "a 2026-07-28 tools/list");
+    let (code, _) = error_of(&response, "a 2026-07-28 request on a 2025-11-25 process");
     assert_eq!(code, -32600);
     child.request(json!(2), "tools/list", json!({}));
-    let (response, _) = child.wait_response(&json!(2), "a legacy tools/list");
-    assert_2025_shape(&response["result"], "legacy tools/list");
+    let (response, _) = child.wait_response(&json!(2), "a 2025-11-25 tools/list");
+    assert_2025_shape(&response["result"], "2025-11-25 tools/list");
 }

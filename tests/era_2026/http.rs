@@ -20,7 +20,7 @@ fn http_2026_post_is_answered_without_session() {
     let response = send(
         addr,
         &call_req(json!(1), "echo", json!({"text": "over http"})),
-        "a modern tools/call",
+        "a 2026-07-28 tools/call",
     );
     response.expect_status(200, "tools/call");
     assert!(
@@ -279,7 +279,7 @@ fn http_notification_is_202() {
 }
 
 // ERA-3, ERA-7 (2026-07-28): an `initialize` body under a 2026-07-28
-// header goes to the legacy path: a session and 2025-11-25.
+// header goes to the 2025-11-25 path: a session and 2025-11-25.
 #[test]
 fn http_initialize_under_2026_header_goes_2025() {
     let http = serve(full_server().http());
@@ -292,11 +292,11 @@ fn http_initialize_under_2026_header_goes_2025() {
     ))
     .header("MCP-Protocol-Version", V2026)
     .header("Mcp-Method", "initialize");
-    let response = send(addr, &req, "initialize under a modern header");
+    let response = send(addr, &req, "initialize under a 2026-07-28 header");
     response.expect_status(200, "initialize");
     assert!(
         response.header("mcp-session-id").is_some(),
-        "the legacy path mints a session: {:?}",
+        "the 2025-11-25 path mints a session: {:?}",
         response.head
     );
     let result = response.rpc()["result"].clone();
@@ -554,7 +554,7 @@ fn http_param_headers_must_match_arguments() {
     }
 }
 
-// ERA-6 (2026-07-28): a modern claim on a legacy HTTP session is -32600.
+// ERA-6 (2026-07-28): a 2026-07-28 claim on a 2025-11-25 HTTP session is -32600.
 #[test]
 fn http_2026_claim_on_2025_session_is_invalid_request() {
     let http = serve(full_server().http());
@@ -563,7 +563,7 @@ fn http_2026_claim_on_2025_session_is_invalid_request() {
     let req = Req::post(rpc(json!(4), "tools/list", bare(json!({}))))
         .session(&session)
         .header("MCP-Protocol-Version", "2025-11-25");
-    let response = send(addr, &req, "a modern claim on a legacy session");
+    let response = send(addr, &req, "a 2026-07-28 claim on a 2025-11-25 session");
     assert_eq!(response.error_code(), -32600, "{}", response.text());
 }
 

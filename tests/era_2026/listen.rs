@@ -105,7 +105,7 @@ fn listen_sends_only_requested_change_types() {
     );
 }
 
-// LISTEN-8 (2026-07-28): a modern connection gets no bare change
+// LISTEN-8 (2026-07-28): a 2026-07-28 connection gets no bare change
 // notifications, and progress and logs never carry a subscription id.
 #[test]
 fn connection_2026_gets_changes_only_on_listen_streams() {
@@ -253,7 +253,7 @@ fn stdio_cancelled_listen_stops_it() {
     assert!(rest.is_empty(), "written at the end: {:?}", rest);
 }
 
-// CANCEL-1 (2026-07-28): on stdio a cancelled modern request gets no
+// CANCEL-1 (2026-07-28): on stdio a cancelled 2026-07-28 request gets no
 // response; the process keeps serving.
 #[test]
 fn stdio_cancelled_request_gets_no_response() {

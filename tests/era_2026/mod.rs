@@ -125,7 +125,7 @@ fn text_of(result: &Value) -> &str {
     }
 }
 
-/// RES-1, RES-3: a final modern result, stamped with our identity.
+/// RES-1, RES-3: a final 2026-07-28 result, stamped with our identity.
 fn assert_complete(result: &Value, what: &str) {
     assert_eq!(result["resultType"], "complete", "{}: {}", what, result);
     assert_eq!(
@@ -137,7 +137,7 @@ fn assert_complete(result: &Value, what: &str) {
     );
 }
 
-/// RES-2: nothing of the modern era on a legacy result.
+/// RES-2: nothing of the 2026-07-28 era on a 2025-11-25 result.
 fn assert_2025_shape(result: &Value, what: &str) {
     for key in ["resultType", "ttlMs", "cacheScope"] {
         assert!(result.get(key).is_none(), "{}: {} in {}", what, key, result);
@@ -211,7 +211,7 @@ fn read_template(
     }
 }
 
-/// Every kind of thing a modern client can ask for.
+/// Every kind of thing a 2026-07-28 client can ask for.
 fn full_builder() -> ServerBuilder {
     Server::builder(SERVER_NAME, SERVER_VERSION)
         .instructions(INSTRUCTIONS)
@@ -382,12 +382,12 @@ fn memory(server: &Server) -> MemoryClient {
     client
 }
 
-/// A modern request declaring no capability.
+/// A 2026-07-28 request declaring no capability.
 fn mreq(client: &mut MemoryClient, method: &str, params: Value) -> Result<Value, ErrorObject> {
     client.request(method, Some(bare(params)))
 }
 
-/// A modern request declaring `capabilities`.
+/// A 2026-07-28 request declaring `capabilities`.
 fn mreq_caps(
     client: &mut MemoryClient,
     method: &str,
@@ -404,7 +404,7 @@ fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
     }
 }
 
-/// Locks a memory connection to the modern era with a valid request.
+/// Locks a memory connection to the 2026-07-28 era with a valid request.
 fn lock_2026(client: &mut MemoryClient) {
     let result = ok(
         mreq(client, "server/discover", json!({})),

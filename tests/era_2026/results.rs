@@ -96,7 +96,7 @@ fn cache_hints_setting_changes_hints() {
     assert_cache(&second, 90_000, "public", "page 2");
 }
 
-// RES-1, RES-3 (2026-07-28): every modern result, cacheable or not, has
+// RES-1, RES-3 (2026-07-28): every 2026-07-28 result, cacheable or not, has
 // `resultType` and the serverInfo stamp.
 #[test]
 fn every_2026_result_has_result_type() {
@@ -168,7 +168,7 @@ fn missing_resource_is_invalid_params_with_uri() {
     }
 }
 
-// REM-1 (2026-07-28): removed methods are -32601 on the modern path.
+// REM-1 (2026-07-28): removed methods are -32601 on the 2026-07-28 path.
 #[test]
 fn removed_methods_are_method_not_found() {
     let server = full_server();

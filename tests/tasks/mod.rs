@@ -367,7 +367,7 @@ fn gating_2026_and_errors() {
     let tools = ok(mcall(&mut client, "tools/list", json!({})), "tools/list");
     assert!(tools["tools"][0].get("execution").is_none(), "{}", tools);
     let mut v2025 = connect(&server, json!({}));
-    let tools = ok(v2025.request("tools/list", None), "legacy tools/list");
+    let tools = ok(v2025.request("tools/list", None), "2025-11-25 tools/list");
     assert_eq!(tools["tools"][0]["execution"]["taskSupport"], "optional");
     let plain = |client: &mut MemoryClient, method: &str, params: Value| {
         client.request(method, Some(env(params, false)))

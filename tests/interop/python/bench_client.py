@@ -47,7 +47,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
-ERAS = {"2026-07-28": "auto", "modern": "auto", "2025-11-25": "legacy", "legacy": "legacy"}
+# Era -> the SDK's `mode` (its 2025-11-25 mode is called "legacy" in its API).
+ERAS = {"2026-07-28": "auto", "v2026": "auto", "2025-11-25": "legacy", "v2025": "legacy"}
 START_TIMEOUT = 10.0  # seconds for the HTTP server to say where it serves
 CALL_TIMEOUT = 30.0  # seconds, per call
 TICK = 1.0 / os.sysconf("SC_CLK_TCK")

@@ -2,22 +2,22 @@
 """Interop test: the official MCP Python SDK client (mcp 2.3.0) drives our server.
 
 Usage:
-    client.py stdio BINARY [--legacy] [--timeout SECONDS]
-    client.py http URL [--legacy] [--timeout SECONDS]
+    client.py stdio BINARY [--v2025] [--timeout SECONDS]
+    client.py http URL [--v2025] [--timeout SECONDS]
 
 Default mode is the client's own default (``mode="auto"``): it probes
-``server/discover`` and must end up on the stateless 2026-07-28 era. ``--legacy``
-forces the ``initialize`` handshake (``mode="legacy"``) and must end up on
-2025-11-25.
+``server/discover`` and must end up on the 2026-07-28 era. ``--v2025``
+forces the ``initialize`` handshake (the SDK's ``mode="legacy"``) and must end
+up on 2025-11-25.
 
 In both modes the client lists every tool (all pages) and calls each one with
 arguments built from its inputSchema, answering sampling, elicitation and roots
-through its callbacks (as server->client requests in the legacy era, as
-``input_required`` rounds in the 2026 era); lists and reads every resource and
+through its callbacks (as server->client requests in the 2025-11-25 era, as
+``input_required`` rounds in the 2026-07-28 era); lists and reads every resource and
 the template ``test://template/42/data``; lists and gets every prompt; and
 checks completion. In the default mode it also opens ``subscriptions/listen``
 streams and checks that ``tools/list_changed`` (and ``prompts/list_changed``)
-arrive on them; in the legacy mode it checks that the same notifications
+arrive on them; in the 2025-11-25 mode it checks that the same notifications
 arrive on the session.
 
 Prints ``ok <check>`` or ``FAIL <check>: <reason>`` per check and, last,
@@ -44,8 +44,8 @@ from checks import REPORT, check, describe, expect, run_bounded, short
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+V2026 = "2026-07-28"
+V2025 = "2025-11-25"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 PNG_BASE64 = (
@@ -263,12 +263,12 @@ def result_summary(result: types.CallToolResult) -> str:
 
 
 class Run:
-    def __init__(self, client: Client, callbacks: Callbacks, legacy: bool, transport: str) -> None:
+    def __init__(self, client: Client, callbacks: Callbacks, v2025: bool, transport: str) -> None:
         self.client = client
         self.cb = callbacks
-        self.legacy = legacy
+        self.v2025 = v2025
         self.transport = transport
-        self.version = LEGACY if legacy else MODERN
+        self.version = V2025 if v2025 else V2026
         self.tools: list[types.Tool] = []
         self.prompts: list[types.Prompt] = []
 
@@ -278,13 +278,13 @@ class Run:
         session = self.client.session
         got = self.client.protocol_version
         expect(got == self.version, f"negotiated {got!r}, expected {self.version!r}")
-        if self.legacy:
+        if self.v2025:
             expect(session.initialize_result is not None, "no initialize result")
-            expect(session.discover_result is None, "legacy mode has a discover result")
+            expect(session.discover_result is None, "2025-11-25 mode has a discover result")
         else:
             expect(session.discover_result is not None, "no server/discover result (not reached by discover)")
             supported = session.discover_result.supported_versions
-            expect(MODERN in supported, f"server/discover supportedVersions {supported} lacks {MODERN}")
+            expect(V2026 in supported, f"server/discover supportedVersions {supported} lacks {V2026}")
         info = self.client.server_info
         expect(info is not None and info.name, f"no serverInfo ({info!r})")
         caps = self.client.server_capabilities
@@ -322,7 +322,7 @@ class Run:
             expect(isinstance(tool.input_schema, dict), f"{tool.name}: inputSchema is not an object")
         for required in ("test_simple_text", "echo", "notify_changed", "test_sampling", "test_elicitation"):
             expect(required in names, f"tool {required} missing from {names}")
-        if not self.legacy:
+        if not self.v2025:
             # tools/list must be deterministic (MOD-4): a second listing gives the same order.
             again = await self.client.list_tools(cache_mode="bypass")
             again_names = [t.name for t in again.tools]
@@ -394,7 +394,7 @@ class Run:
             expect(kinds == ["TextContent", "ImageContent", "EmbeddedResource"], f"content kinds {kinds}")
         elif name == "test_tool_with_logging":
             expect(text == "Tool with logging executed successfully", f"text {text!r}")
-            # Opted in: legacy via logging/setLevel, 2026 via the per-request logLevel envelope key.
+            # Opted in: 2025-11-25 via logging/setLevel, 2026-07-28 via the per-request logLevel envelope key.
             await self.wait_for(lambda: len(self.cb.logs) - logs_before >= 3, 2.0)
             got = [str(x) for x in self.cb.logs[logs_before:]]
             expect(
@@ -484,7 +484,7 @@ class Run:
             if tool.name == "protocol_error_job":
                 want = -32603
             else:
-                want = -32601 if self.legacy else -32021
+                want = -32601 if self.v2025 else -32021
             expect(exc.error.code == want, f"expected {want}, got {describe(exc)}")
             return
         raise AssertionError(f"expected a JSON-RPC error, got {result_summary(result)}")
@@ -493,7 +493,7 @@ class Run:
         try:
             result = await self.client.call_tool(name, args)
         except MCPError as exc:
-            if self.legacy:
+            if self.v2025:
                 expect(exc.error.code == -32042, f"expected -32042, got {describe(exc)}")
                 data = exc.error.data or {}
                 elicitations = data.get("elicitations") if isinstance(data, dict) else None
@@ -503,7 +503,7 @@ class Run:
                 # ERR-2: the 2026 era must not use -32042.
                 expect(exc.error.code != -32042, "the 2026-07-28 era answered -32042")
             return
-        if self.legacy:
+        if self.v2025:
             raise AssertionError(f"expected the -32042 error, got a result: {result_summary(result)}")
         # 2026-07-28: -32042 does not exist; a tool error result (isError) is the expected answer.
         expect(result.is_error is True, f"expected isError (no -32042 in 2026), got {result_summary(result)}")
@@ -559,7 +559,7 @@ class Run:
             result = await self.client.read_resource("test://no-such-resource")
         except MCPError as exc:
             # 2025-11-25: -32002 (resource not found); 2026-07-28: -32602 (ERR-2).
-            want = -32002 if self.legacy else -32602
+            want = -32002 if self.v2025 else -32602
             expect(exc.error.code == want, f"expected {want}, got {describe(exc)}")
             return
         raise AssertionError(f"expected an error, got {short(result.model_dump(mode='json'))}")
@@ -653,7 +653,7 @@ class Run:
             expect(event is not None, f"no prompts/list_changed within {NOTIFY_WAIT} s after {trigger}")
             expect(isinstance(event, PromptsListChanged), f"unexpected event {event!r}")
 
-    def modern_notification_hygiene(self) -> None:
+    def v2026_notification_hygiene(self) -> None:
         """2026-07-28: change notifications only ever arrive on listen streams, stamped with the subscription id."""
         bare = []
         for note in self.cb.notifications:
@@ -671,7 +671,7 @@ class Run:
                     bare.append(note.method)
         expect(not bare, f"change notifications without a subscription id: {bare}")
 
-    async def legacy_list_changed(self) -> None:
+    async def v2025_list_changed(self) -> None:
         """2025-11-25: notify_changed's tools/list_changed arrives on the session."""
         start = len(self.cb.notifications)
         result = await self.client.call_tool("notify_changed", {})
@@ -705,7 +705,7 @@ def make_client(args: argparse.Namespace, callbacks: Callbacks, log_level: Any) 
         server = args.target
     return Client(
         server,
-        mode="legacy" if args.legacy else "auto",
+        mode="legacy" if args.v2025 else "auto",  # the SDK's name for its 2025-11-25 mode
         read_timeout_seconds=CHECK_TIMEOUT,
         sampling_callback=callbacks.on_sampling,
         elicitation_callback=callbacks.on_elicitation,
@@ -719,11 +719,11 @@ def make_client(args: argparse.Namespace, callbacks: Callbacks, log_level: Any) 
 
 async def run(args: argparse.Namespace) -> None:
     callbacks = Callbacks()
-    mode = "legacy" if args.legacy else "auto"
-    label = f"{args.transport}{'/legacy' if args.legacy else ''}"
+    mode = "2025-11-25" if args.v2025 else "auto"
+    label = f"{args.transport}{'/v2025' if args.v2025 else ''}"
     # 2026-07-28: opt in to the (deprecated) request-scoped log messages with the
-    # per-request logLevel key; the legacy era uses logging/setLevel instead.
-    client = make_client(args, callbacks, log_level=None if args.legacy else "debug")
+    # per-request logLevel key; the 2025-11-25 era uses logging/setLevel instead.
+    client = make_client(args, callbacks, log_level=None if args.v2025 else "debug")
 
     phase = "connect"
     try:
@@ -741,11 +741,11 @@ async def run(args: argparse.Namespace) -> None:
 
 
 async def run_checks(client: Client, callbacks: Callbacks, args: argparse.Namespace, label: str) -> None:
-    run_ = Run(client, callbacks, args.legacy, args.transport)
+    run_ = Run(client, callbacks, args.v2025, args.transport)
     await check(f"{label}: protocol version is {run_.version}", run_.check_version)
-    if args.legacy:
+    if args.v2025:
         async def set_level() -> None:
-            await client.session.set_logging_level("debug")  # legacy-era opt-in for test_tool_with_logging
+            await client.session.set_logging_level("debug")  # 2025-11-25 opt-in for test_tool_with_logging
 
         await check(f"{label}: logging/setLevel debug", set_level)
 
@@ -773,8 +773,8 @@ async def run_checks(client: Client, callbacks: Callbacks, args: argparse.Namesp
     await check(f"{label}: completion/complete", run_.completion)
 
     tool_names = {t.name for t in run_.tools}
-    if args.legacy:
-        await check(f"{label}: list_changed notifications after notify_changed", run_.legacy_list_changed)
+    if args.v2025:
+        await check(f"{label}: list_changed notifications after notify_changed", run_.v2025_list_changed)
     else:
         await check(
             f"{label}: subscriptions/listen gets tools/list_changed after notify_changed",
@@ -804,13 +804,13 @@ async def run_checks(client: Client, callbacks: Callbacks, args: argparse.Namesp
         await check(f"{label}: no log messages without a logLevel opt-in (second client)", no_logs_without_opt_in)
 
         async def hygiene() -> None:
-            run_.modern_notification_hygiene()
+            run_.v2026_notification_hygiene()
 
         await check(f"{label}: no change notification outside a listen stream", hygiene)
 
     async def server_requests() -> None:
         got = sorted(set(SERVER_REQUESTS))
-        if args.legacy:
+        if args.v2025:
             want = {"sampling/createMessage", "elicitation/create", "roots/list"}
             expect(want <= set(got), f"expected server->client requests {sorted(want)}, got {got}")
         else:
@@ -818,7 +818,7 @@ async def run_checks(client: Client, callbacks: Callbacks, args: argparse.Namesp
 
     await check(
         f"{label}: "
-        + ("sampling, elicitation and roots came as server requests" if args.legacy else "no server->client requests"),
+        + ("sampling, elicitation and roots came as server requests" if args.v2025 else "no server->client requests"),
         server_requests,
     )
 
@@ -832,7 +832,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="MCP Python SDK (mcp 2.3.0) interop client")
     parser.add_argument("transport", choices=["stdio", "http"])
     parser.add_argument("target", help="server binary (stdio) or MCP endpoint URL (http)")
-    parser.add_argument("--legacy", action="store_true", help="force the initialize handshake (2025-11-25)")
+    parser.add_argument("--v2025", action="store_true", help="force the initialize handshake (2025-11-25)")
     parser.add_argument("--timeout", type=float, default=180.0, help="overall timeout in seconds (default 180)")
     args = parser.parse_args()
 

@@ -25,7 +25,7 @@ NAME --session-prefix NAME. --state-key-file F --redis URL``) and nginx in front
    not counted.
 5. Kill the instance named by ``--kill-pid`` (SIGKILL): 2026-07-28 calls through nginx keep
    succeeding, its 2025-11-25 session is 404 through nginx, and the official Python SDK
-   client (mcp 2.3.0, legacy mode, Streamable HTTP through nginx) whose session it owned
+   client (mcp 2.3.0, 2025-11-25 mode, Streamable HTTP through nginx) whose session it owned
    sees the session end, starts a new session and calls test_simple_text.
 
 Prints ``ok <check>`` or ``FAIL <check>: <reason>`` per check and, last,
@@ -55,8 +55,8 @@ from checks import REPORT, describe, expect, short
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+V2026 = "2026-07-28"
+V2025 = "2025-11-25"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_INFO = "io.modelcontextprotocol/clientInfo"
@@ -104,15 +104,15 @@ def rpc(id_: Any, method: str, params: dict[str, Any] | None = None) -> dict[str
     return message
 
 
-def modern_params(params: dict[str, Any]) -> dict[str, Any]:
+def v2026_params(params: dict[str, Any]) -> dict[str, Any]:
     """`params` with the 2026-07-28 envelope (a client that can elicit)."""
     out = dict(params)
-    out["_meta"] = {META_VERSION: MODERN, META_CAPS: {"elicitation": {"form": {}}}, META_INFO: CLIENT_INFO}
+    out["_meta"] = {META_VERSION: V2026, META_CAPS: {"elicitation": {"form": {}}}, META_INFO: CLIENT_INFO}
     return out
 
 
-def modern_headers(method: str, name: str | None = None) -> dict[str, str]:
-    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+def v2026_headers(method: str, name: str | None = None) -> dict[str, str]:
+    headers = {"MCP-Protocol-Version": V2026, "Mcp-Method": method}
     if name is not None:
         headers["Mcp-Name"] = name
     return headers
@@ -192,18 +192,18 @@ class Raw:
         all_headers = {"Content-Type": "application/json", "Accept": accept, **headers}
         return self.http.post(url, content=json.dumps(body).encode(), headers=all_headers)
 
-    def modern_call(
+    def v2026_call(
         self, url: str, tool: str, arguments: dict[str, Any] | None = None, extra: dict[str, Any] | None = None
     ) -> tuple[httpx2.Response, dict[str, Any]]:
         id_ = self.new_id()
-        params = modern_params({"name": tool, "arguments": arguments or {}})
+        params = v2026_params({"name": tool, "arguments": arguments or {}})
         params.update(extra or {})
-        response = self.post(url, rpc(id_, "tools/call", params), modern_headers("tools/call", tool))
+        response = self.post(url, rpc(id_, "tools/call", params), v2026_headers("tools/call", tool))
         expect(response.status_code == 200, f"{tool}: HTTP {response.status_code} {short(response.text)}")
         return response, answer_to(response, id_)
 
-    def legacy_initialize(self, url: str) -> tuple[httpx2.Response, str]:
-        params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": CLIENT_INFO}
+    def v2025_initialize(self, url: str) -> tuple[httpx2.Response, str]:
+        params = {"protocolVersion": V2025, "capabilities": {}, "clientInfo": CLIENT_INFO}
         response = self.post(url, rpc(self.new_id(), "initialize", params), {})
         expect(response.status_code == 200, f"initialize: HTTP {response.status_code} {short(response.text)}")
         sid = response.headers.get("mcp-session-id")
@@ -211,12 +211,12 @@ class Raw:
         note = self.post(
             url,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY},
+            {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025},
         )
         expect(note.status_code == 202, f"notifications/initialized: HTTP {note.status_code} {short(note.text)}")
         return response, sid  # type: ignore[return-value]
 
-    def legacy_call(
+    def v2025_call(
         self, url: str, sid: str, tool: str, arguments: dict[str, Any] | None = None, accept: str = ACCEPT_BOTH,
         meta: dict[str, Any] | None = None,
     ) -> tuple[httpx2.Response, dict[str, Any] | None]:
@@ -225,7 +225,7 @@ class Raw:
         if meta:
             params["_meta"] = meta
         response = self.post(
-            url, rpc(id_, "tools/call", params), {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}, accept
+            url, rpc(id_, "tools/call", params), {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025}, accept
         )
         if response.status_code != 200:
             return response, None
@@ -301,7 +301,7 @@ class Run:
     def spread(self) -> None:
         seen: dict[str, int] = {}
         for _ in range(4 * len(self.names)):
-            response, message = self.raw.modern_call(self.nginx, "session_info")
+            response, message = self.raw.v2026_call(self.nginx, "session_info")
             header = response.headers.get("mcp-instance")
             reported = session_info_instance(message)
             expect(header == reported, f"Mcp-Instance {header!r} but session_info says {reported!r}")
@@ -312,7 +312,7 @@ class Run:
     # 2 -------------------------------------------------------------------
     def multi_round(self) -> None:
         tool = "test_input_required_result_elicitation"
-        first, message = self.raw.modern_call(self.nginx, tool)
+        first, message = self.raw.v2026_call(self.nginx, tool)
         first_on = first.headers.get("mcp-instance")
         result = message.get("result") or {}
         expect(result.get("resultType") == "input_required", f"first round: {short(message)}")
@@ -324,12 +324,12 @@ class Run:
             "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}},
             "requestState": state,
         }
-        retry, answer = self.raw.modern_call(self.nginx, tool, extra=extra)
+        retry, answer = self.raw.v2026_call(self.nginx, tool, extra=extra)
         retry_on = retry.headers.get("mcp-instance")
         how = "through nginx"
         if retry_on == first_on:
             other = next(n for n in self.names if n != first_on)
-            retry, answer = self.raw.modern_call(self.instances[other], tool, extra=extra)
+            retry, answer = self.raw.v2026_call(self.instances[other], tool, extra=extra)
             retry_on = retry.headers.get("mcp-instance")
             how = f"straight to {other}"
         expect(retry_on != first_on, f"the retry landed on {retry_on} too")
@@ -338,18 +338,18 @@ class Run:
         REPORT.note(f"multi-round: first round on {first_on}, retry on {retry_on} ({how})")
 
     # 3 -------------------------------------------------------------------
-    def legacy_session(self) -> None:
-        init, sid = self.raw.legacy_initialize(self.nginx)
+    def v2025_session(self) -> None:
+        init, sid = self.raw.v2025_initialize(self.nginx)
         owner = init.headers.get("mcp-instance")
         expect(owner in self.names, f"initialize answered by {owner!r}")
         expect(sid.startswith(f"{owner}."), f"session id {sid!r} minted by {owner} lacks its prefix")
         served: list[str | None] = []
         for _ in range(2 * len(self.names)):
-            response, message = self.raw.legacy_call(self.nginx, sid, "session_info")
+            response, message = self.raw.v2025_call(self.nginx, sid, "session_info")
             expect(message is not None, f"tools/call: HTTP {response.status_code} {short(response.text)}")
             served.append(response.headers.get("mcp-instance"))
             expect(session_info_instance(message) == owner, f"session_info on {owner}'s session: {short(message)}")
-        stream = Stream(self.raw, "GET", self.nginx, {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY})
+        stream = Stream(self.raw, "GET", self.nginx, {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025})
         try:
             expect(stream.response.status_code == 200, f"GET stream: HTTP {stream.response.status_code}")
             expect(
@@ -358,7 +358,7 @@ class Run:
             )
             served.append(stream.headers().get("mcp-instance"))
             # A POST answered as SSE: a tool that reports progress streams its answer.
-            response, message = self.raw.legacy_call(
+            response, message = self.raw.v2025_call(
                 self.nginx, sid, "slow", {"seconds": 0.3}, meta={"progressToken": "multi-progress"}
             )
             expect(message is not None, f"slow: HTTP {response.status_code} {short(response.text)}")
@@ -367,7 +367,7 @@ class Run:
             expect("result" in message, f"slow: {short(message)}")
             served.append(response.headers.get("mcp-instance"))
             # The GET stream is live on the owner: a change made in the session arrives on it.
-            response, message = self.raw.legacy_call(self.nginx, sid, "notify_changed")
+            response, message = self.raw.v2025_call(self.nginx, sid, "notify_changed")
             expect(message is not None and "result" in message, f"notify_changed: {short(response.text)}")
             served.append(response.headers.get("mcp-instance"))
             stream.wait_for("notifications/tools/list_changed")
@@ -381,9 +381,9 @@ class Run:
         """A POST answered as SSE, dropped after its first progress event and resumed
         through nginx with a GET carrying ``Last-Event-ID`` (2025-11-25 transports,
         "Resumability and Redelivery"): the owner replays every later event, once."""
-        init, sid = self.raw.legacy_initialize(self.nginx)
+        init, sid = self.raw.v2025_initialize(self.nginx)
         owner = init.headers.get("mcp-instance")
-        headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY}
+        headers = {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025}
         id_ = self.raw.new_id()
         params = {"name": "slow", "arguments": {"seconds": 1.0}, "_meta": {"progressToken": "resume"}}
         post = Stream(self.raw, "POST", self.nginx, headers, rpc(id_, "tools/call", params))
@@ -421,18 +421,18 @@ class Run:
             self.raw,
             "POST",
             self.instances[b],
-            modern_headers("subscriptions/listen"),
-            rpc(listen_id, "subscriptions/listen", modern_params({"notifications": {"toolsListChanged": True}})),
+            v2026_headers("subscriptions/listen"),
+            rpc(listen_id, "subscriptions/listen", v2026_params({"notifications": {"toolsListChanged": True}})),
         )
         get = None
         try:
             expect(listen.response.status_code == 200, f"listen on {b}: HTTP {listen.response.status_code}")
             ack = listen.next_message()
             expect(ack.get("method") == "notifications/subscriptions/acknowledged", f"listen on {b}: {short(ack)}")
-            _, sid = self.raw.legacy_initialize(self.instances[c])
-            get = Stream(self.raw, "GET", self.instances[c], {"Mcp-Session-Id": sid, "MCP-Protocol-Version": LEGACY})
+            _, sid = self.raw.v2025_initialize(self.instances[c])
+            get = Stream(self.raw, "GET", self.instances[c], {"Mcp-Session-Id": sid, "MCP-Protocol-Version": V2025})
             expect(get.response.status_code == 200, f"GET on {c}: HTTP {get.response.status_code}")
-            response, message = self.raw.modern_call(self.instances[a], "notify_changed")
+            response, message = self.raw.v2026_call(self.instances[a], "notify_changed")
             expect(response.headers.get("mcp-instance") == a and "result" in message, f"notify_changed on {a}: {short(message)}")
             try:
                 listen.wait_for("notifications/tools/list_changed")
@@ -466,10 +466,10 @@ class Run:
             time.sleep(0.05)
         REPORT.note(f"killed instance {name} (pid {pid})")
 
-    def modern_survives(self, dead: str) -> None:
+    def v2026_survives(self, dead: str) -> None:
         seen: dict[str, int] = {}
         for i in range(4 * len(self.names)):
-            response, message = self.raw.modern_call(self.nginx, "test_simple_text")
+            response, message = self.raw.v2026_call(self.nginx, "test_simple_text")
             expect("result" in message, f"call {i} after the kill: {short(message)}")
             on = response.headers.get("mcp-instance")
             seen[on] = seen.get(on, 0) + 1  # type: ignore[index]
@@ -477,19 +477,19 @@ class Run:
         REPORT.note(f"after the kill: {seen}")
 
     def dead_session_404(self, sid: str) -> None:
-        response, _ = self.raw.legacy_call(self.nginx, sid, "test_simple_text")
+        response, _ = self.raw.v2025_call(self.nginx, sid, "test_simple_text")
         expect(
             response.status_code == 404,
             f"{sid[:10]}… after its owner died: HTTP {response.status_code} from {response.headers.get('mcp-instance')} {short(response.text)}",
         )
 
-    def legacy_session_on(self, name: str) -> str:
+    def v2025_session_on(self, name: str) -> str:
         """A raw 2025-11-25 session minted by `name` (through nginx when round-robin lands there)."""
         for _ in range(2 * len(self.names)):
-            init, sid = self.raw.legacy_initialize(self.nginx)
+            init, sid = self.raw.v2025_initialize(self.nginx)
             if init.headers.get("mcp-instance") == name:
                 return sid
-        _, sid = self.raw.legacy_initialize(self.instances[name])
+        _, sid = self.raw.v2025_initialize(self.instances[name])
         return sid
 
 
@@ -502,7 +502,7 @@ def sdk_client(url: str) -> Client:
     http = httpx2.AsyncClient(trust_env=False, timeout=httpx2.Timeout(SDK_TIMEOUT))
     return Client(
         streamable_http_client(url, http_client=http),
-        mode="legacy",
+        mode="legacy",  # the SDK's name for its 2025-11-25 mode
         read_timeout_seconds=SDK_TIMEOUT,
         client_info=types.Implementation(name="tiny-mcp-multi-instance-sdk", version="2.3.0"),
     )
@@ -527,7 +527,7 @@ async def sdk_failover(run: Run, before_kill: Callable[[], None], after_kill: Ca
     bounds are scopes around whole `async with` blocks (and the client's read timeout)."""
     assert run.kill is not None
     dead = run.kill[0]
-    name = "5. SDK client (legacy, through nginx)"
+    name = "5. SDK client (2025-11-25, through nginx)"
     # Round-robin: one of the first few sessions lands on the instance to kill.
     attempt = 0
     done = False
@@ -598,7 +598,7 @@ def main() -> None:
     expect(len(run.names) >= 3, "needs three instances")
     run_check("1. 2026-07-28 tools/call through nginx reaches every instance", run.spread)
     run_check("2. multi-round 2026-07-28 call completes on another instance (sealed requestState)", run.multi_round)
-    run_check("3. 2025-11-25 session through nginx is served by its owner throughout", run.legacy_session)
+    run_check("3. 2025-11-25 session through nginx is served by its owner throughout", run.v2025_session)
     run_check("3b. a dropped 2025-11-25 POST stream resumes through nginx with Last-Event-ID, no event lost", run.resume)
     run_check(
         "4. Redis bus: notify_changed on one instance reaches a listen stream and a GET stream on two others",
@@ -613,12 +613,12 @@ def main() -> None:
         raw_sid: dict[str, str] = {}
 
         def before_kill() -> None:
-            raw_sid["sid"] = run.legacy_session_on(dead)
+            raw_sid["sid"] = run.v2025_session_on(dead)
             expect(raw_sid["sid"].startswith(f"{dead}."), f"raw session {raw_sid['sid']!r}")
 
         def after_kill() -> None:
             run.kill_instance()
-            run_check(f"5. after {dead} dies: 2026-07-28 calls through nginx keep succeeding", lambda: run.modern_survives(dead))
+            run_check(f"5. after {dead} dies: 2026-07-28 calls through nginx keep succeeding", lambda: run.v2026_survives(dead))
             run_check(f"5. after {dead} dies: its 2025-11-25 session is 404 through nginx", lambda: run.dead_session_404(raw_sid["sid"]))
 
         try:

@@ -5,7 +5,7 @@ against our server and calls tools over Streamable HTTP, in both protocol eras.
 Usage:
     oauth.py serve-as --port PORT [--issuer URL]
     oauth.py selftest [--timeout SECONDS]
-    oauth.py check URL --as AS_URL [--legacy] [--timeout SECONDS]
+    oauth.py check URL --as AS_URL [--v2025] [--timeout SECONDS]
 
 ``serve-as`` runs the test authorization server on 127.0.0.1:PORT until it is
 terminated. It is made of the SDK's own authorization-server routes
@@ -43,8 +43,8 @@ started with ``--introspect AS_URL/introspect --auth-issuer AS_URL``):
   unknown, expired, lacking ``mcp:tools``, lacking ``mcp:admin`` for
   ``admin_echo``, and having it.
 
-``--legacy`` makes the SDK client use ``mode="legacy"`` (initialize,
-2025-11-25) and the raw requests open an ``Mcp-Session-Id`` session with
+``--v2025`` makes the SDK client use its 2025-11-25 mode, ``mode="legacy"``
+(initialize), and the raw requests open an ``Mcp-Session-Id`` session with
 ``initialize``; without it the SDK client uses its default ``mode="auto"``
 (server/discover, 2026-07-28) and the raw requests carry the 2026-07-28 headers
 and ``_meta`` envelope.
@@ -100,8 +100,8 @@ from starlette.routing import Route
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+V2026 = "2026-07-28"
+V2025 = "2025-11-25"
 
 SUBJECT = "alice"  # the resource owner of every authorization
 TOOLS_SCOPE = "mcp:tools"
@@ -424,10 +424,10 @@ def text_content(result: dict[str, Any]) -> str:
 class RawClient:
     """Plain JSON-RPC over Streamable HTTP with httpx2, with a bearer token of the caller's choosing."""
 
-    def __init__(self, http: httpx2.AsyncClient, url: str, legacy: bool) -> None:
+    def __init__(self, http: httpx2.AsyncClient, url: str, v2025: bool) -> None:
         self.http = http
         self.url = url
-        self.legacy = legacy
+        self.v2025 = v2025
         self.next_id = 1
 
     def _id(self) -> int:
@@ -442,17 +442,17 @@ class RawClient:
 
     # -- 2026-07-28: every request stands alone (headers + _meta envelope) ---------
 
-    async def modern(
+    async def v2026(
         self, token: str | None, method: str, params: dict[str, Any] | None = None, name: str | None = None
     ) -> tuple[httpx2.Response, int]:
         request_id = self._id()
         params = dict(params or {})
         params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/protocolVersion": V2026,
             "io.modelcontextprotocol/clientCapabilities": {},
             "io.modelcontextprotocol/clientInfo": {"name": f"{CLIENT_NAME}-raw", "version": "1"},
         }
-        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        headers = {"MCP-Protocol-Version": V2026, "Mcp-Method": method}
         if name is not None:
             headers["Mcp-Name"] = name
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
@@ -467,7 +467,7 @@ class RawClient:
             "id": request_id,
             "method": "initialize",
             "params": {
-                "protocolVersion": LEGACY,
+                "protocolVersion": V2025,
                 "capabilities": {},
                 "clientInfo": {"name": f"{CLIENT_NAME}-raw", "version": "1"},
             },
@@ -481,7 +481,7 @@ class RawClient:
         session = response.headers.get("mcp-session-id")
         expect(bool(session), f"initialize answered without Mcp-Session-Id: {describe_response(response)}")
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        ack = await self.post(note, {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}, token)
+        ack = await self.post(note, {"Mcp-Session-Id": session, "MCP-Protocol-Version": V2025}, token)
         expect(ack.status_code in (200, 202), f"notifications/initialized: {describe_response(ack)}")
         return session
 
@@ -490,7 +490,7 @@ class RawClient:
     ) -> tuple[httpx2.Response, int]:
         request_id = self._id()
         body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
-        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+        headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": V2025}
         return await self.post(body, headers, token), request_id
 
     # -- either era -----------------------------------------------------------
@@ -499,16 +499,16 @@ class RawClient:
         self, token: str | None, name: str, arguments: dict[str, Any], session: str | None = None
     ) -> tuple[httpx2.Response, int]:
         params = {"name": name, "arguments": arguments}
-        if self.legacy:
+        if self.v2025:
             expect(session is not None, "a 2025-11-25 tools/call needs a session")
             return await self.in_session(token, session, "tools/call", params)  # type: ignore[arg-type]
-        return await self.modern(token, "tools/call", params, name=name)
+        return await self.v2026(token, "tools/call", params, name=name)
 
     async def first_request(self, token: str | None) -> tuple[httpx2.Response, int]:
         """The request a client of this era sends first: initialize, or server/discover."""
-        if self.legacy:
+        if self.v2025:
             return await self.initialize(token)
-        return await self.modern(token, "server/discover")
+        return await self.v2026(token, "server/discover")
 
 
 # ---------------------------------------------------------------------------
@@ -601,17 +601,17 @@ class HttpLog:
 
 
 class Run:
-    def __init__(self, url: str, as_url: str, legacy: bool, http: httpx2.AsyncClient) -> None:
+    def __init__(self, url: str, as_url: str, v2025: bool, http: httpx2.AsyncClient) -> None:
         self.url = url
         self.as_url = as_url.rstrip("/")
-        self.legacy = legacy
-        self.version = LEGACY if legacy else MODERN
-        self.label = "oauth/legacy" if legacy else "oauth/modern"
+        self.v2025 = v2025
+        self.version = V2025 if v2025 else V2026
+        self.label = "oauth/v2025" if v2025 else "oauth/v2026"
         parts = urlsplit(url)
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.metadata_url = f"{self.origin}/.well-known/oauth-protected-resource{parts.path}"
         self.http = http
-        self.raw = RawClient(http, url, legacy)
+        self.raw = RawClient(http, url, v2025)
 
     async def mint(self, scope: str, aud: str | None, **extra: Any) -> str:
         response = await self.http.post(f"{self.as_url}/test/mint", json={"scope": scope, "aud": aud, **extra})
@@ -652,7 +652,7 @@ class Run:
     # -- raw requests with minted tokens ----------------------------------------
 
     async def session_or_none(self, token: str) -> str | None:
-        return await self.raw.open_session(token) if self.legacy else None
+        return await self.raw.open_session(token) if self.v2025 else None
 
     async def raw_valid(self) -> None:
         token = await self.mint(TOOLS_SCOPE, self.url)
@@ -750,14 +750,14 @@ class Run:
             timeout=httpx2.Timeout(CHECK_TIMEOUT),
             event_hooks={"response": [log.on_response]},
         )
-        mode = "legacy" if self.legacy else "auto"
+        mode = "legacy" if self.v2025 else "auto"  # the SDK's name for its 2025-11-25 mode
         client = Client(
             streamable_http_client(self.url, http_client=http),
             mode=mode,
             read_timeout_seconds=CHECK_TIMEOUT,
             client_info=types.Implementation(name=CLIENT_NAME, version="2.3.0"),
         )
-        name = f"{self.label}: SDK client connects through the OAuth flow ({mode} mode)"
+        name = f"{self.label}: SDK client connects through the OAuth flow ({self.version if self.v2025 else mode} mode)"
         # The client's task groups must be entered and left in this task, so the connect
         # is bounded by the client's read timeout and the overall timeout, not by a scope
         # of its own here; `phase` tells which step an exception came from.
@@ -885,7 +885,7 @@ class Run:
 
 async def run_checks(args: argparse.Namespace) -> None:
     async with httpx2.AsyncClient(trust_env=False, timeout=HTTP_TIMEOUT, follow_redirects=False) as http:
-        run = Run(args.url, args.auth_server, args.legacy, http)
+        run = Run(args.url, args.auth_server, args.v2025, http)
         label = run.label
         await check(f"{label}: no token -> 401 challenge with resource_metadata and scope", run.no_token)
         for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
@@ -1091,7 +1091,7 @@ def main() -> int:
     chk = sub.add_parser("check", help="run the checks against an MCP endpoint")
     chk.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp")
     chk.add_argument("--as", dest="auth_server", required=True, help="the authorization server's issuer URL")
-    chk.add_argument("--legacy", action="store_true", help="2025-11-25 (initialize) instead of 2026-07-28")
+    chk.add_argument("--v2025", action="store_true", help="2025-11-25 (initialize) instead of 2026-07-28")
     chk.add_argument("--timeout", type=float, default=180.0, help="overall timeout in seconds (default 180)")
 
     args = parser.parse_args()

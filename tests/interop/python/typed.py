@@ -3,7 +3,7 @@
 ``typed_tools`` example, whose tools declare an ``outputSchema``.
 
 Usage:
-    typed.py BINARY [--legacy] [--timeout SECONDS]
+    typed.py BINARY [--v2025] [--timeout SECONDS]
 
 The SDK's client checks every ``tools/call`` result of a tool with an output
 schema: it raises when ``structuredContent`` is missing or does not validate
@@ -35,10 +35,10 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def run(args: argparse.Namespace) -> None:
-    label = "typed/legacy" if args.legacy else "typed"
+    label = "typed/v2025" if args.v2025 else "typed"
     client = Client(
         StdioServerParameters(command=args.target, args=[]),
-        mode="legacy" if args.legacy else "auto",
+        mode="legacy" if args.v2025 else "auto",  # the SDK's name for its 2025-11-25 mode
         read_timeout_seconds=30.0,
         client_info=types.Implementation(name="tiny-mcp-typed-interop", version="2.3.0"),
     )
@@ -80,7 +80,7 @@ async def run(args: argparse.Namespace) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="MCP Python SDK client against typed_tools")
     parser.add_argument("target", help="the typed_tools binary")
-    parser.add_argument("--legacy", action="store_true", help="force the initialize handshake (2025-11-25)")
+    parser.add_argument("--v2025", action="store_true", help="force the initialize handshake (2025-11-25)")
     parser.add_argument("--timeout", type=float, default=120.0, help="overall timeout in seconds")
     return run_bounded(run, parser.parse_args())
 

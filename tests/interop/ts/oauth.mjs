@@ -45,7 +45,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 const SUBJECT = 'alice';
 const TOOLS_SCOPE = 'mcp:tools';
 const ADMIN_SCOPE = 'mcp:admin';
-const LEGACY = '2025-11-25';
+const V2025 = '2025-11-25';
 // Nothing listens here: the "browser" reads the code from the redirect and never follows it.
 const REDIRECT_URI = 'http://127.0.0.1:1/callback';
 const CLIENT_NAME = 'tiny-mcp-oauth-interop-ts';
@@ -458,7 +458,7 @@ async function runConnected(provider, transport, client) {
     assert(first && first.method === 'POST' && first.url === URL_ && first.status === 200,
       `first exchange ${first ? showExchange(first) : '(none)'} (exchanges: ${trail(since)})`);
     assert(provider.visits.length === visitsBefore, 'a new authorization was started');
-    assert(transport.protocolVersion === LEGACY, `negotiated ${transport.protocolVersion}, expected ${LEGACY}`);
+    assert(transport.protocolVersion === V2025, `negotiated ${transport.protocolVersion}, expected ${V2025}`);
   });
   if (!ok) return;
 
