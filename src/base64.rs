@@ -1,6 +1,7 @@
 //! Base64 (RFC 4648), the two forms the crate reads: standard with
 //! padding (the `=?base64?…?=` header values of 2026-07-28 HTTP) and
-//! URL-safe without padding (sealed `requestState`). Knows nothing of MCP.
+//! URL-safe without padding (sealed `requestState`, PKCE), and writes
+//! standard with padding (HTTP Basic credentials) too. Knows nothing of MCP.
 
 /// Which 64 characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,7 +9,6 @@ pub(crate) enum Alphabet {
     /// `+` and `/` (RFC 4648 §4).
     Standard,
     /// `-` and `_` (RFC 4648 §5).
-    #[cfg_attr(not(feature = "sealed-state"), allow(dead_code))]
     Url,
 }
 

@@ -35,7 +35,8 @@ pub struct Error(Box<ErrorKind>);
 ///   [`InputRequired`](Self::InputRequired),
 ///   [`ThreadPanicked`](Self::ThreadPanicked);
 /// - the [`Client`](crate::Client): [`Protocol`](Self::Protocol),
-///   [`Http`](Self::Http), [`SessionExpired`](Self::SessionExpired).
+///   [`Http`](Self::Http), [`SessionExpired`](Self::SessionExpired),
+///   [`Authorization`](Self::Authorization).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -123,6 +124,20 @@ pub enum ErrorKind {
     /// (2025-11-25 transports, "Session Management"); a new `initialize`
     /// starts another one.
     SessionExpired,
+    /// [`Client`](crate::Client) over HTTP with [`OAuth`](crate::oauth::OAuth):
+    /// logging in failed. `step` names where, in the spec's words
+    /// (`"protected resource metadata"`, `"authorization server metadata"`,
+    /// `"client registration"`, `"authorization"`, `"token request"`,
+    /// `"token refresh"`, `"step-up authorization"`); `message` says what
+    /// was wrong, never with a token or secret in it.
+    ///
+    /// Spec: basic/authorization (2025-11-25, 2026-07-28).
+    Authorization {
+        /// The step of the login that failed.
+        step: &'static str,
+        /// What was wrong.
+        message: String,
+    },
 }
 
 impl Error {
@@ -347,6 +362,9 @@ impl fmt::Display for Error {
                 Ok(())
             }
             ErrorKind::SessionExpired => write!(f, "the server ended the session (HTTP 404)"),
+            ErrorKind::Authorization { step, message } => {
+                write!(f, "authorization failed ({}): {}", step, message)
+            }
         }
     }
 }

@@ -342,7 +342,6 @@ mod lines;
 mod protocol;
 mod serve;
 mod server;
-#[cfg(feature = "skills")]
 mod sha256;
 #[cfg(test)]
 #[cfg_attr(test, allow(unsafe_code))]
@@ -391,6 +390,7 @@ pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 
 // The blocking client.
 pub use challenge::BearerChallenge;
+pub use client::oauth;
 pub use client::{
     CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };

@@ -1,5 +1,5 @@
 //! SHA-256 (FIPS 180-4), for the digests of skill files (SEP-2640
-//! `sha256:{hex}`). Small and dependency-free: the library's dependency
+//! `sha256:{hex}`) and PKCE's `S256` code challenge (RFC 7636 §4.2). Small and dependency-free: the library's dependency
 //! list is fixed, and `sha2` is only an optional feature's.
 
 const K: [u32; 64] = [
@@ -43,6 +43,7 @@ pub(crate) fn digest(data: &[u8]) -> [u8; 32] {
 }
 
 /// `sha256:` and the digest of `data` in lowercase hex (SEP-2640).
+#[cfg_attr(not(feature = "skills"), allow(dead_code))]
 pub(crate) fn tagged_hex(data: &[u8]) -> String {
     let mut out = String::with_capacity(71);
     out.push_str("sha256:");

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::duplex::{Duplex, DuplexLimits};
-use super::http::{HttpLink, HttpSettings};
+use super::http::{Credentials, FixedToken, HttpLink, HttpSettings, TokenFn};
 use super::http_sse;
 use super::inbox::{Handlers, Inbox};
+use super::oauth::{Fetcher, OAuth, Provider};
 use super::params::ParamHeaders;
 use super::stdio::{ChildProcess, StderrMode, StdioSettings};
 use super::Client;
@@ -20,6 +21,15 @@ use crate::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
     Implementation, ListRootsResult, Root,
 };
+
+/// How the client authorizes its HTTP requests.
+#[derive(Clone)]
+pub(crate) enum Auth {
+    /// [`ClientBuilder::bearer_token`].
+    Token(Arc<TokenFn>),
+    /// [`ClientBuilder::oauth`].
+    OAuth(OAuth),
+}
 
 /// Builds a [`Client`]: `Client::builder(name, version)`, then settings,
 /// then one of the `connect_*` methods.
@@ -47,7 +57,7 @@ pub struct ClientBuilder {
     pub(crate) max_message_bytes: usize,
     pub(crate) max_pending: usize,
     pub(crate) stderr: StderrMode,
-    pub(crate) token: Option<Arc<super::http::TokenFn>>,
+    pub(crate) auth: Option<Auth>,
     pub(crate) tls_roots: Vec<Vec<u8>>,
     pub(crate) reinitialize: bool,
     pub(crate) http_sse: bool,
@@ -67,7 +77,7 @@ impl ClientBuilder {
             max_message_bytes: 16 * 1024 * 1024,
             max_pending: 1024,
             stderr: StderrMode::Inherit,
-            token: None,
+            auth: None,
             tls_roots: Vec::new(),
             reinitialize: true,
             http_sse: true,
@@ -168,7 +178,22 @@ impl ClientBuilder {
         mut self,
         token: impl Fn() -> Option<String> + Send + Sync + 'static,
     ) -> ClientBuilder {
-        self.token = Some(Arc::new(token));
+        self.auth = Some(Auth::Token(Arc::new(token)));
+        self
+    }
+
+    /// Logs in with OAuth when an HTTP server asks for it (a `401`), and
+    /// sends the token it gets on every request: discovery, registration,
+    /// the user's login through the [`UserAgent`](crate::oauth::UserAgent),
+    /// refresh and step-up, as [`oauth`](crate::oauth) describes. Replaces
+    /// [`bearer_token`](Self::bearer_token). A login that fails ends the
+    /// request with [`ErrorKind::Authorization`](crate::ErrorKind::Authorization),
+    /// naming the step; `connect_http` returns it when the server wants a
+    /// login at once.
+    ///
+    /// Spec: basic/authorization (2025-11-25, 2026-07-28).
+    pub fn oauth(mut self, oauth: OAuth) -> ClientBuilder {
+        self.auth = Some(Auth::OAuth(oauth));
         self
     }
 
@@ -396,7 +421,7 @@ impl ClientBuilder {
         Ok(HttpSettings {
             connect_timeout: self.connect_timeout,
             max_message_bytes: self.max_message_bytes,
-            token: self.token.clone(),
+            credentials: self.credentials(url)?,
             max_idle_resumes: self.max_idle_resumes,
             params,
             #[cfg(feature = "tls")]
@@ -407,12 +432,34 @@ impl ClientBuilder {
         })
     }
 
+    /// What sends the token and answers a refusal: the program's token,
+    /// or an OAuth login bound to `url`.
+    fn credentials(&self, url: &str) -> Result<Option<Arc<dyn Credentials>>, Error> {
+        Ok(match &self.auth {
+            None => None,
+            Some(Auth::Token(token)) => {
+                let token = Arc::clone(token);
+                Some(Arc::new(FixedToken(Box::new(move || token()))))
+            }
+            Some(Auth::OAuth(oauth)) => {
+                let fetcher = Fetcher {
+                    connect_timeout: self.connect_timeout,
+                    timeout: Duration::from_secs(30),
+                    max_bytes: 1024 * 1024,
+                    #[cfg(feature = "tls")]
+                    tls: Some(Arc::new(super::tls::Tls::new(&self.tls_roots)?)),
+                };
+                Some(Arc::new(Provider::new(oauth.clone(), url, fetcher)))
+            }
+        })
+    }
+
     /// The same settings, for a second attempt at connecting.
     fn copy(&self) -> ClientBuilder {
         ClientBuilder {
             info: self.info.clone(),
             handlers: self.handlers.clone(),
-            token: self.token.clone(),
+            auth: self.auth.clone(),
             tls_roots: self.tls_roots.clone(),
             ..*self
         }

@@ -36,10 +36,49 @@ mod redirect;
 mod resume;
 mod send;
 
+pub(crate) use self::redirect::resolve;
 use self::resume::Resumption;
 
 /// Supplies the bearer token for each request, or `None` for none.
 pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
+
+/// The bearer token of each request, and what a `401` or `403` sets off
+/// (basic/authorization "Access Token Usage"): a fixed token, or a login
+/// ([`oauth::Provider`](super::oauth::Provider)).
+pub(crate) trait Credentials: Send + Sync {
+    /// The token to send now, if any.
+    fn token(&self) -> Option<String>;
+
+    /// The server refused the request that carried `sent` with `status`
+    /// (`401` or `403`) and `challenge`: `Ok(true)` when a new token is
+    /// ready and the request should be sent again; an error ends the
+    /// request with it.
+    fn refused(
+        &self,
+        status: u16,
+        challenge: Option<&BearerChallenge>,
+        sent: Option<&str>,
+    ) -> Result<bool, Error>;
+}
+
+/// A token the program supplies ([`ClientBuilder::bearer_token`](super::ClientBuilder::bearer_token)):
+/// a refusal is the request's error.
+pub(crate) struct FixedToken(pub(crate) Box<TokenFn>);
+
+impl Credentials for FixedToken {
+    fn token(&self) -> Option<String> {
+        (self.0)()
+    }
+
+    fn refused(&self, _: u16, _: Option<&BearerChallenge>, _: Option<&str>) -> Result<bool, Error> {
+        Ok(false)
+    }
+}
+
+/// Logins (or refreshes) one request may set off: the first `401`, then a
+/// step-up or two on `403 insufficient_scope` (basic/authorization
+/// "Step-Up Authorization Flow": a few retries, then a permanent failure).
+const MAX_AUTH_ROUNDS: usize = 3;
 
 /// How long a notification's POST may take.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,7 +90,7 @@ const MAX_IDLE: usize = 16;
 pub(crate) struct HttpSettings {
     pub(crate) connect_timeout: Duration,
     pub(crate) max_message_bytes: usize,
-    pub(crate) token: Option<Arc<TokenFn>>,
+    pub(crate) credentials: Option<Arc<dyn Credentials>>,
     /// Reconnections in a row that may bring a resumed stream nothing new.
     pub(crate) max_idle_resumes: usize,
     pub(crate) params: Arc<ParamHeaders>,
@@ -125,6 +164,7 @@ impl HttpLink {
         method: &str,
         name: Option<&str>,
         v2026: bool,
+        token: Option<&str>,
     ) -> Vec<(&'static str, String)> {
         let mut headers = vec![
             ("Content-Type", "application/json".to_string()),
@@ -146,10 +186,50 @@ impl HttpLink {
             }
         }
         drop(state);
-        if let Some(token) = self.settings.token.as_ref().and_then(|f| f()) {
+        if let Some(token) = token {
             headers.push(("Authorization", format!("Bearer {}", token)));
         }
         headers
+    }
+
+    /// The current token, if any.
+    fn token(&self) -> Option<String> {
+        self.settings.credentials.as_ref().and_then(|c| c.token())
+    }
+
+    /// Runs `attempt` with the current token; when the server refuses it
+    /// with `401` or `403` and the credentials get a new token (a refresh,
+    /// a login, a step-up), runs it again, [`MAX_AUTH_ROUNDS`] times at
+    /// most. `attempt` is told the round (0 first).
+    fn authorized<T>(
+        &self,
+        mut attempt: impl FnMut(Option<&str>, usize) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut round = 0;
+        loop {
+            let token = self.token();
+            let error = match attempt(token.as_deref(), round) {
+                Err(error) => error,
+                done => return done,
+            };
+            let credentials = match &self.settings.credentials {
+                Some(credentials) if round < MAX_AUTH_ROUNDS => credentials,
+                _ => return Err(error),
+            };
+            match error.kind() {
+                ErrorKind::Http {
+                    status: status @ (401 | 403),
+                    challenge,
+                    ..
+                } => {
+                    if !credentials.refused(*status, challenge.as_ref(), token.as_deref())? {
+                        return Err(error);
+                    }
+                }
+                _ => return Err(error),
+            }
+            round += 1;
+        }
     }
 
     /// One exchange: the POST (or the resuming GET) and its answer.
@@ -158,10 +238,11 @@ impl HttpLink {
         out: &Outgoing,
         wait: &Wait<'_>,
         resume: Option<&str>,
+        token: Option<&str>,
     ) -> Result<Outcome, Error> {
         let v2026 = is_2026(&out.params);
         let mut headers: Vec<(String, String)> = self
-            .headers(&out.method, out.name.as_deref(), v2026)
+            .headers(&out.method, out.name.as_deref(), v2026, token)
             .into_iter()
             .map(|(name, value)| (name.to_string(), value))
             .collect();
@@ -227,7 +308,9 @@ impl HttpLink {
         if with_session && self.state.lock().session.is_some() && session_ended(head, body) {
             return Error::new(ErrorKind::SessionExpired);
         }
-        if let Ok(Message::Response(response)) = Message::parse(body) {
+        let challenge = challenge(head);
+        let authorization = head.status == 401 || challenge.is_some();
+        if let (false, Ok(Message::Response(response))) = (authorization, Message::parse(body)) {
             if let Err(error) = response.outcome {
                 return Error::new(ErrorKind::Peer(error));
             }
@@ -235,7 +318,7 @@ impl HttpLink {
         let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
         Error::new(ErrorKind::Http {
             status: head.status,
-            challenge: challenge(head),
+            challenge,
             body: text,
         })
     }
@@ -365,6 +448,15 @@ impl HttpLink {
 
     /// POSTs a notification or a response; `202` (or `200`) expected.
     fn post_message(&self, message: &Message, timeout: Duration) -> Result<(), Error> {
+        self.authorized(|token, _| self.post_message_with(message, timeout, token))
+    }
+
+    fn post_message_with(
+        &self,
+        message: &Message,
+        timeout: Duration,
+        token: Option<&str>,
+    ) -> Result<(), Error> {
         let v2026 = match message {
             Message::Notification(n) => n.params.as_ref().map_or(false, is_2026),
             _ => false,
@@ -373,7 +465,7 @@ impl HttpLink {
             Message::Notification(n) => n.method.clone(),
             _ => String::new(),
         };
-        let headers = self.headers(&method, None, v2026);
+        let headers = self.headers(&method, None, v2026, token);
         let body = message.to_json_string().into_bytes();
         let wait = Wait {
             deadline: std::time::Instant::now() + timeout,
@@ -408,10 +500,73 @@ impl Link for HttpLink {
         if wait.cancel.map_or(false, |t| t.is_cancelled()) {
             return Err(Error::cancelled(None));
         }
+        self.authorized(|token, round| {
+            // A login may have taken the user minutes: the request gets its
+            // whole time again after one.
+            let renewed;
+            let wait = match round {
+                0 => wait,
+                _ => {
+                    renewed = Wait {
+                        deadline: std::time::Instant::now() + wait.timeout,
+                        timeout: wait.timeout,
+                        cancel: wait.cancel,
+                    };
+                    &renewed
+                }
+            };
+            self.attempt(out, wait, token)
+        })
+    }
+
+    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.post_message(&Message::notification(method, params), NOTIFY_TIMEOUT)
+    }
+
+    fn settle(&self, era: Era, version: &str) {
+        let mut state = self.state.lock();
+        state.era = Some(era);
+        state.version = Some(version.to_string());
+    }
+
+    fn close(&self) {
+        let session = self.state.lock().session.take();
+        if let Some(session) = session {
+            // Ends the session (2025-11-25 transports, "Session Management").
+            let mut headers = vec![("Mcp-Session-Id", session)];
+            if let Some(version) = self.state.lock().version.clone() {
+                headers.push(("MCP-Protocol-Version", version));
+            }
+            if let Some(token) = self.token() {
+                headers.push(("Authorization", format!("Bearer {}", token)));
+            }
+            let timeout = Duration::from_secs(2);
+            let wait = Wait {
+                deadline: std::time::Instant::now() + timeout,
+                timeout,
+                cancel: None,
+            };
+            if let Ok((mut conn, head, _)) = self.send("DELETE", &headers, None, &wait) {
+                let _ = Body::new(&mut conn, head.framing()).read_all(64 * 1024);
+            }
+        }
+        self.idle.lock().clear();
+    }
+}
+
+impl HttpLink {
+    /// One request's exchanges with one token: the POST, and the GETs
+    /// that resume its stream.
+    fn attempt(
+        &self,
+        out: &Outgoing,
+        wait: &Wait<'_>,
+        token: Option<&str>,
+    ) -> Result<Value, Error> {
         let v2026 = is_2026(&out.params);
         let mut resumption = Resumption::new(self.settings.max_idle_resumes);
         loop {
-            let outcome = match self.exchange(out, wait, resumption.last_id()) {
+            let outcome = match self.exchange(out, wait, resumption.last_id(), token) {
                 Err(e) => return Err(self.failed(e, out, wait, v2026)),
                 Ok(outcome) => outcome,
             };
@@ -433,37 +588,6 @@ impl Link for HttpLink {
             }
         }
     }
-
-    fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        self.post_message(&Message::notification(method, params), NOTIFY_TIMEOUT)
-    }
-
-    fn settle(&self, era: Era, version: &str) {
-        let mut state = self.state.lock();
-        state.era = Some(era);
-        state.version = Some(version.to_string());
-    }
-
-    fn close(&self) {
-        let session = self.state.lock().session.take();
-        if let Some(session) = session {
-            // Ends the session (2025-11-25 transports, "Session Management").
-            let mut headers = vec![("Mcp-Session-Id", session)];
-            if let Some(version) = self.state.lock().version.clone() {
-                headers.push(("MCP-Protocol-Version", version));
-            }
-            let timeout = Duration::from_secs(2);
-            let wait = Wait {
-                deadline: std::time::Instant::now() + timeout,
-                timeout,
-                cancel: None,
-            };
-            if let Ok((mut conn, head, _)) = self.send("DELETE", &headers, None, &wait) {
-                let _ = Body::new(&mut conn, head.framing()).read_all(64 * 1024);
-            }
-        }
-        self.idle.lock().clear();
-    }
 }
 
 impl HttpLink {
@@ -471,7 +595,15 @@ impl HttpLink {
     /// for Messages from the Server"): its head, once it is a 200 event
     /// stream.
     pub(crate) fn open_get_stream(&self, timeout: Duration) -> Result<(Conn, Head), Error> {
-        let mut headers = self.headers("", None, false);
+        self.authorized(|token, _| self.open_get_stream_with(timeout, token))
+    }
+
+    fn open_get_stream_with(
+        &self,
+        timeout: Duration,
+        token: Option<&str>,
+    ) -> Result<(Conn, Head), Error> {
+        let mut headers = self.headers("", None, false, token);
         headers.retain(|(n, _)| *n != "Content-Type" && *n != "Accept");
         headers.push(("Accept", "text/event-stream".to_string()));
         let wait = Wait {

@@ -450,7 +450,7 @@ impl Poster {
 
 /// `Authorization: Bearer …` when there is a token.
 fn authorization(settings: &HttpSettings) -> Option<(&'static str, String)> {
-    let token = settings.token.as_ref().and_then(|f| f())?;
+    let token = settings.credentials.as_ref().and_then(|c| c.token())?;
     Some(("Authorization", format!("Bearer {}", token)))
 }
 

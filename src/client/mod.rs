@@ -17,6 +17,7 @@ mod http_sse;
 mod inbox;
 mod link;
 mod listen;
+pub mod oauth;
 mod options;
 mod params;
 mod recover;

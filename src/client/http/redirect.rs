@@ -80,7 +80,7 @@ fn shown(target: &Endpoint) -> String {
 
 /// `location` against `from` (RFC 3986 §5.2): an absolute `http(s)` URL,
 /// `//authority/path`, an absolute path, a query, or a relative path.
-fn resolve(from: &Endpoint, location: &str) -> Result<Endpoint, ()> {
+pub(crate) fn resolve(from: &Endpoint, location: &str) -> Result<Endpoint, ()> {
     let location = location.trim();
     let location = location.split('#').next().unwrap_or("");
     if location.starts_with("http://") || location.starts_with("https://") {
