@@ -28,7 +28,7 @@ pub(crate) enum Auth {
     /// [`ClientBuilder::bearer_token`].
     Token(Arc<TokenFn>),
     /// [`ClientBuilder::oauth`].
-    OAuth(OAuth),
+    OAuth(Box<OAuth>),
 }
 
 /// Builds a [`Client`]: `Client::builder(name, version)`, then settings,
@@ -193,7 +193,7 @@ impl ClientBuilder {
     ///
     /// Spec: basic/authorization (2025-11-25, 2026-07-28).
     pub fn oauth(mut self, oauth: OAuth) -> ClientBuilder {
-        self.auth = Some(Auth::OAuth(oauth));
+        self.auth = Some(Auth::OAuth(Box::new(oauth)));
         self
     }
 
@@ -444,12 +444,12 @@ impl ClientBuilder {
             Some(Auth::OAuth(oauth)) => {
                 let fetcher = Fetcher {
                     connect_timeout: self.connect_timeout,
-                    timeout: Duration::from_secs(30),
-                    max_bytes: 1024 * 1024,
+                    timeout: oauth.request_timeout,
+                    max_bytes: oauth.max_response_bytes,
                     #[cfg(feature = "tls")]
                     tls: Some(Arc::new(super::tls::Tls::new(&self.tls_roots)?)),
                 };
-                Some(Arc::new(Provider::new(oauth.clone(), url, fetcher)))
+                Some(Arc::new(Provider::new((**oauth).clone(), url, fetcher)))
             }
         })
     }

@@ -27,58 +27,19 @@ use super::link::{Link, Outgoing, Wait};
 use super::params::{header_value, ParamHeaders};
 use super::sse::Events;
 use super::wire::{Body, Conn, Endpoint, Head};
-use crate::challenge::BearerChallenge;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{meta, methods, versions, Era};
 
+mod auth;
 mod redirect;
+mod refusal;
 mod resume;
 mod send;
 
+pub(crate) use self::auth::{Credentials, FixedToken, TokenFn};
 pub(crate) use self::redirect::resolve;
 use self::resume::Resumption;
-
-/// Supplies the bearer token for each request, or `None` for none.
-pub(crate) type TokenFn = dyn Fn() -> Option<String> + Send + Sync;
-
-/// The bearer token of each request, and what a `401` or `403` sets off
-/// (basic/authorization "Access Token Usage"): a fixed token, or a login
-/// ([`oauth::Provider`](super::oauth::Provider)).
-pub(crate) trait Credentials: Send + Sync {
-    /// The token to send now, if any.
-    fn token(&self) -> Option<String>;
-
-    /// The server refused the request that carried `sent` with `status`
-    /// (`401` or `403`) and `challenge`: `Ok(true)` when a new token is
-    /// ready and the request should be sent again; an error ends the
-    /// request with it.
-    fn refused(
-        &self,
-        status: u16,
-        challenge: Option<&BearerChallenge>,
-        sent: Option<&str>,
-    ) -> Result<bool, Error>;
-}
-
-/// A token the program supplies ([`ClientBuilder::bearer_token`](super::ClientBuilder::bearer_token)):
-/// a refusal is the request's error.
-pub(crate) struct FixedToken(pub(crate) Box<TokenFn>);
-
-impl Credentials for FixedToken {
-    fn token(&self) -> Option<String> {
-        (self.0)()
-    }
-
-    fn refused(&self, _: u16, _: Option<&BearerChallenge>, _: Option<&str>) -> Result<bool, Error> {
-        Ok(false)
-    }
-}
-
-/// Logins (or refreshes) one request may set off: the first `401`, then a
-/// step-up or two on `403 insufficient_scope` (basic/authorization
-/// "Step-Up Authorization Flow": a few retries, then a permanent failure).
-const MAX_AUTH_ROUNDS: usize = 3;
 
 /// How long a notification's POST may take.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -197,41 +158,6 @@ impl HttpLink {
         self.settings.credentials.as_ref().and_then(|c| c.token())
     }
 
-    /// Runs `attempt` with the current token; when the server refuses it
-    /// with `401` or `403` and the credentials get a new token (a refresh,
-    /// a login, a step-up), runs it again, [`MAX_AUTH_ROUNDS`] times at
-    /// most. `attempt` is told the round (0 first).
-    fn authorized<T>(
-        &self,
-        mut attempt: impl FnMut(Option<&str>, usize) -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let mut round = 0;
-        loop {
-            let token = self.token();
-            let error = match attempt(token.as_deref(), round) {
-                Err(error) => error,
-                done => return done,
-            };
-            let credentials = match &self.settings.credentials {
-                Some(credentials) if round < MAX_AUTH_ROUNDS => credentials,
-                _ => return Err(error),
-            };
-            match error.kind() {
-                ErrorKind::Http {
-                    status: status @ (401 | 403),
-                    challenge,
-                    ..
-                } => {
-                    if !credentials.refused(*status, challenge.as_ref(), token.as_deref())? {
-                        return Err(error);
-                    }
-                }
-                _ => return Err(error),
-            }
-            round += 1;
-        }
-    }
-
     /// One exchange: the POST (or the resuming GET) and its answer.
     fn exchange(
         &self,
@@ -299,44 +225,6 @@ impl HttpLink {
             return Ok(Outcome::Answer(response_to(&bytes, &out.id)));
         }
         Err(self.refusal(&head, &bytes, !is_2026(&out.params)))
-    }
-
-    /// An answer that is not a 200 with a result: a JSON-RPC error body
-    /// as the server's error, 404 on a session as its end, 401/403 with
-    /// their challenge.
-    fn refusal(&self, head: &Head, body: &[u8], with_session: bool) -> Error {
-        if with_session && self.state.lock().session.is_some() && session_ended(head, body) {
-            return Error::new(ErrorKind::SessionExpired);
-        }
-        let challenge = challenge(head);
-        let authorization = head.status == 401 || challenge.is_some();
-        if let (false, Ok(Message::Response(response))) = (authorization, Message::parse(body)) {
-            if let Err(error) = response.outcome {
-                return Error::new(ErrorKind::Peer(error));
-            }
-        }
-        let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
-        Error::new(ErrorKind::Http {
-            status: head.status,
-            challenge,
-            body: text,
-        })
-    }
-
-    /// The server's refusal of a response the client POSTed (HTTP-3): the
-    /// status and the server's message, or the end of the session.
-    fn answer_refused(&self, head: &Head, body: &[u8]) -> Error {
-        if head.status == 404 && self.state.lock().session.is_some() {
-            return Error::new(ErrorKind::SessionExpired);
-        }
-        Error::new(ErrorKind::Http {
-            status: head.status,
-            challenge: challenge(head),
-            body: format!(
-                "the server refused the answer to its request: {}",
-                server_message(body)
-            ),
-        })
     }
 
     /// Reads an event stream until the response to `id`.
@@ -719,20 +607,6 @@ fn is_2026(params: &Value) -> bool {
         == Some(Era::V2026_07_28)
 }
 
-/// The `Bearer` challenge of a `401` or `403`.
-fn challenge(head: &Head) -> Option<BearerChallenge> {
-    match head.status {
-        // Every field line, each with any number of challenges (RFC 9110 §11.6.1).
-        401 | 403 => BearerChallenge::from_values(
-            head.headers
-                .iter()
-                .filter(|(name, _)| name == "www-authenticate")
-                .map(|(_, value)| value.as_str()),
-        ),
-        _ => None,
-    }
-}
-
 /// Whether an event carries a JSON-RPC message: one of type `message`
 /// (named so, or unnamed) with data. The transport sends its messages so
 /// (2025-11-25 transports, "Streamable HTTP": "SSE events" carry JSON-RPC
@@ -740,55 +614,6 @@ fn challenge(head: &Head) -> Option<BearerChallenge> {
 /// `onmessage` passes them over.
 fn carries_message(event: &super::sse::Event) -> bool {
     event.kind == "message" && !event.data.trim().is_empty()
-}
-
-/// Whether a refusal of a request that carried a session id says the
-/// session is gone: `404`, as the spec has it (2025-11-25 transports,
-/// "Session Management": the server MUST answer `404`), or a `400` whose
-/// body speaks of the session, which some servers send for an id they do
-/// not know (the TypeScript `server-everything` after a restart: "Bad
-/// Request: No valid session ID provided", with id `null`). Any other
-/// `400`, and one that answers the request by its id, is the server's
-/// error.
-fn session_ended(head: &Head, body: &[u8]) -> bool {
-    match head.status {
-        404 => true,
-        400 if answers_a_request(body) => false,
-        400 => String::from_utf8_lossy(&body[..body.len().min(1024)])
-            .to_ascii_lowercase()
-            .contains("session"),
-        _ => false,
-    }
-}
-
-/// A JSON-RPC response with an id: the server read the request and
-/// answered it, so its error is about the request, not the session.
-fn answers_a_request(body: &[u8]) -> bool {
-    match Message::parse(body) {
-        Ok(Message::Response(response)) => response.id.is_some(),
-        _ => false,
-    }
-}
-
-/// What a refusal's body says: the message of a JSON-RPC error (with its
-/// code), an `{"error": "…"}`'s text, or the body's first 300 characters.
-fn server_message(body: &[u8]) -> String {
-    let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let message = match value.get("error") {
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(error) => {
-            error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(|m| match error.get("code") {
-                    Some(code) => format!("{} ({})", m, code),
-                    None => m.to_string(),
-                })
-        }
-        None => None,
-    };
-    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    text.chars().take(300).collect()
 }
 
 /// The answer in a JSON body: the response to `id`.

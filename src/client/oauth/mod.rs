@@ -33,6 +33,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::Error;
 
@@ -59,6 +60,8 @@ pub struct OAuth {
     identity: Identity,
     agent: Option<Arc<dyn UserAgent>>,
     store: Arc<dyn TokenStore>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_response_bytes: usize,
 }
 
 /// Who the client is at an authorization server.
@@ -98,6 +101,8 @@ impl OAuth {
             },
             agent: Some(Arc::new(agent)),
             store: Arc::new(MemoryTokenStore::new()),
+            request_timeout: Duration::from_secs(30),
+            max_response_bytes: 1024 * 1024,
         }
     }
 
@@ -116,6 +121,8 @@ impl OAuth {
             },
             agent: None,
             store: Arc::new(MemoryTokenStore::new()),
+            request_timeout: Duration::from_secs(30),
+            max_response_bytes: 1024 * 1024,
         }
     }
 
@@ -178,6 +185,24 @@ impl OAuth {
     /// [`MemoryTokenStore`] of this `OAuth` and its clones.
     pub fn store(mut self, store: impl TokenStore + 'static) -> OAuth {
         self.store = Arc::new(store);
+        self
+    }
+
+    /// How long one request of the login may take (a metadata document,
+    /// a registration, a token request), from connecting to its last
+    /// byte; a redirected metadata request gets this time for each hop.
+    /// The user's part is the [`UserAgent`]'s. Default: 30 s.
+    pub fn request_timeout(mut self, timeout: Duration) -> OAuth {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// The largest answer the login reads from a server (metadata,
+    /// registration, tokens); a larger one is an
+    /// [`ErrorKind::Authorization`](crate::ErrorKind::Authorization)
+    /// error. Default: 1 MiB.
+    pub fn max_response_bytes(mut self, bytes: usize) -> OAuth {
+        self.max_response_bytes = bytes;
         self
     }
 
