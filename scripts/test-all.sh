@@ -73,6 +73,10 @@ step test-sealed-state bash -c \
 # tests with it (they include the TLS ones).
 step tls bash -c \
     'cargo clippy --all-targets --features tls -- -D warnings && cargo test --features tls --test tests client::'
+# The OAuth client's signed assertions (feature `jwt`, ring): clippy and
+# the OAuth unit tests with it.
+step jwt bash -c \
+    'cargo clippy --all-targets --features jwt -- -D warnings && cargo test --features jwt --lib client::oauth'
 # The endpoint mounted in a program's own tiny_http server (feature
 # `tiny_http`): clippy, its example built as a program (the tests run it),
 # and the authoring tests, which include the tiny_http ones.

@@ -6,9 +6,10 @@
 #   1. release 0.1.16, every non-auth client scenario;
 #   2. the 0.2.0 alpha at 2025-11-25 and at 2026-07-28, every non-auth client
 #      scenario that applies at that version (`list --client --spec-version V`);
-#   3. the auth scenarios of both, as a report only: the example has no OAuth
-#      flow (only the client's bearer-token provider), so they are expected to
-#      fail and are not counted.
+#   3. the auth scenarios (`auth/*`) of both: the release's and the pre-release's
+#      at 2025-11-25 and at 2026-07-28, the client logging in with tiny_mcp::oauth
+#      (a headless user agent; the suite's authorization servers approve at once),
+#      run JOBS at a time and counted like the others.
 #
 # Usage: scripts/check/conformance-client.sh [SCENARIO...]
 #   SCENARIO   only these scenarios, in each run that lists them (auth/... too)
@@ -22,16 +23,16 @@
 #   MCP_CONFORMANCE_CACHE         release install dir      (default <repo>/target/conformance)
 #   MCP_CONFORMANCE_NEXT_CACHE    pre-release install dir  (default <repo>/target/conformance-next)
 #   MCP_CONFORMANCE_TIMEOUT       seconds per scenario                 (default 45)
-#   MCP_CONFORMANCE_AUTH=0        skip the auth report
+#   MCP_CONFORMANCE_AUTH=0        skip the auth scenarios
 #   MCP_CONFORMANCE_JOBS          auth scenarios run at once           (default 8)
 #   MCP_CONFORMANCE_VERBOSE=1     the suite's whole report for every scenario
 #
 # Prints `PASS name (suite, version; x ok, y failed, z warnings)` or `FAIL ...`
 # per scenario, a failure followed by its failed and warning checks and the
-# client's stderr; then `AUTH PASS|FAIL name (...)` per auth scenario and
-# `auth: P passed of R run (report only)`; and last `N passed, M failed` over
-# the non-auth scenarios. Exits 1 if any non-auth scenario failed (or nothing
-# ran). Nothing is installed globally (see scripts/check/lib/install-suite.sh).
+# client's stderr; then `AUTH PASS|FAIL name (...)` per auth scenario (a failure
+# with its details) and `auth: P passed of R run`; and last `N passed, M failed`
+# over every scenario run. Exits 1 if any scenario failed (or nothing ran).
+# Nothing is installed globally (see scripts/check/lib/install-suite.sh).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -71,7 +72,8 @@ cleanup() {
 trap cleanup EXIT
 
 # --- the client under test ---
-(cd "$ROOT" && cargo build --example conformance_client >&2) || die "cargo build failed"
+# Feature `jwt`: the client-credentials-jwt scenario signs its assertion.
+(cd "$ROOT" && cargo build --features jwt --example conformance_client >&2) || die "cargo build failed"
 # The suite splits --command on spaces.
 [[ $BIN != *" "* ]] || die "the example's path contains a space: $BIN"
 
@@ -164,7 +166,7 @@ run_set "$REL_VERSION" "$REL_NODE" "$REL_CLI"
 run_set "$NEXT_VERSION" "$NEXT_NODE" "$NEXT_CLI" 2025-11-25
 run_set "$NEXT_VERSION" "$NEXT_NODE" "$NEXT_CLI" 2026-07-28
 
-# --- auth scenarios: a report, run JOBS at a time ---
+# --- auth scenarios, run JOBS at a time ---
 if [[ $AUTH != 0 ]]; then
   auth_runs=()   # "suite|spec|scenario"
   for s in $(client_scenarios "$REL_NODE" "$REL_CLI" | grep '^auth/'); do
@@ -191,12 +193,17 @@ if [[ $AUTH != 0 ]]; then
     IFS='|' read -r suite spec s <<< "$r"
     if line=$(verdict "$TMP/auth-$i" "$s ($suite${spec:+, $spec}"); then
       auth_passed=$((auth_passed + 1))
+      passed=$((passed + 1))
+      echo "AUTH $line"
+      [[ $VERBOSE == 1 ]] && sed 's/^/    /' "$TMP/auth-$i"
+    else
+      failed=$((failed + 1))
+      echo "AUTH $line"
+      if [[ $VERBOSE == 1 ]]; then sed 's/^/    /' "$TMP/auth-$i"; else details "$TMP/auth-$i"; fi
     fi
-    echo "AUTH $line"
-    [[ $VERBOSE == 1 ]] && sed 's/^/    /' "$TMP/auth-$i"
     i=$((i + 1))
   done
-  echo "auth: $auth_passed passed of ${#auth_runs[@]} run (report only: bearer token, no OAuth flow)"
+  echo "auth: $auth_passed passed of ${#auth_runs[@]} run"
 fi
 
 echo "$passed passed, $failed failed"

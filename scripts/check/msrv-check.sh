@@ -138,6 +138,8 @@ log "the sealed-state feature builds"
 old_cargo test --no-run --features tls \
     || die "cargo test --no-run --features tls with rustc $MSRV"
 log "the tls feature builds"
+old_cargo test --no-run --features jwt \
+    || die "cargo test --no-run --features jwt with rustc $MSRV"
 old_cargo test --no-run --features tiny_http \
     || die "cargo test --no-run --features tiny_http with rustc $MSRV"
 log "the tiny_http feature builds"

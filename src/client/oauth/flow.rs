@@ -10,7 +10,7 @@ use super::discovery::ServerMetadata;
 use super::fetch::{failed, Fetcher};
 use super::store::{Registration, Tokens};
 use super::token::TokenRequest;
-use super::url;
+use super::{url, AssertionFn};
 use crate::base64::{encode_unpadded, Alphabet};
 use crate::error::Error;
 
@@ -23,6 +23,7 @@ pub(crate) struct Authorization<'a> {
     pub(crate) redirect_uri: &'a str,
     pub(crate) resource: &'a str,
     pub(crate) scope: Option<&'a str>,
+    pub(crate) assertion: Option<&'a AssertionFn>,
 }
 
 /// `bytes` random bytes (UUID v4's source: the system's generator), as
@@ -76,6 +77,7 @@ pub(crate) fn authorize(
             ("redirect_uri", request.redirect_uri),
             ("code_verifier", verifier.as_str()),
         ],
+        assertion: request.assertion,
     }
     .send(fetcher, request.scope)
 }

@@ -39,8 +39,11 @@ use crate::error::Error;
 
 mod agent;
 mod discovery;
+mod enterprise;
 mod fetch;
 mod flow;
+#[cfg(feature = "jwt")]
+mod key;
 mod provider;
 mod register;
 mod store;
@@ -48,6 +51,9 @@ mod token;
 mod url;
 
 pub use agent::{Headless, LoopbackBrowser, UserAgent};
+pub use enterprise::IdentityProvider;
+#[cfg(feature = "jwt")]
+pub use key::ClientKey;
 pub use store::{FileTokenStore, Login, MemoryTokenStore, Registration, TokenStore, Tokens};
 
 pub(crate) use fetch::Fetcher;
@@ -58,11 +64,25 @@ pub(crate) use provider::Provider;
 #[derive(Clone)]
 pub struct OAuth {
     identity: Identity,
-    agent: Option<Arc<dyn UserAgent>>,
+    grant: Grant,
     store: Arc<dyn TokenStore>,
     pub(crate) request_timeout: Duration,
     pub(crate) max_response_bytes: usize,
 }
+
+/// How tokens are obtained.
+#[derive(Clone)]
+pub(crate) enum Grant {
+    /// The authorization code grant: a user, reached by the agent.
+    Code(Arc<dyn UserAgent>),
+    /// The client credentials grant: no user.
+    ClientCredentials,
+    /// An ID-JAG from the company's identity provider (SEP-990).
+    Enterprise(IdentityProvider),
+}
+
+/// Signs a client assertion for (client id, audience): `private_key_jwt`.
+pub(crate) type AssertionFn = dyn Fn(&str, &str) -> Result<String, Error> + Send + Sync;
 
 /// Who the client is at an authorization server.
 #[derive(Clone, Default)]
@@ -76,6 +96,8 @@ pub(crate) struct Identity {
     pub(crate) issuer: Option<String>,
     /// A Client ID Metadata Document URL.
     pub(crate) metadata_url: Option<String>,
+    /// The signer of `private_key_jwt` assertions.
+    pub(crate) assertion: Option<Arc<AssertionFn>>,
 }
 
 impl fmt::Debug for OAuth {
@@ -84,7 +106,7 @@ impl fmt::Debug for OAuth {
             .field("client_name", &self.identity.client_name)
             .field("client_id", &self.identity.client_id)
             .field("metadata_url", &self.identity.metadata_url)
-            .field("user_agent", &self.agent.is_some())
+            .field("private_key_jwt", &self.identity.assertion.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -99,7 +121,7 @@ impl OAuth {
                 client_name: "tiny-mcp client".into(),
                 ..Identity::default()
             },
-            agent: Some(Arc::new(agent)),
+            grant: Grant::Code(Arc::new(agent)),
             store: Arc::new(MemoryTokenStore::new()),
             request_timeout: Duration::from_secs(30),
             max_response_bytes: 1024 * 1024,
@@ -119,11 +141,47 @@ impl OAuth {
                 client_secret: Some(client_secret.into()),
                 ..Identity::default()
             },
-            agent: None,
+            grant: Grant::ClientCredentials,
             store: Arc::new(MemoryTokenStore::new()),
             request_timeout: Duration::from_secs(30),
             max_response_bytes: 1024 * 1024,
         }
+    }
+
+    /// A client of the company's identity provider (enterprise-managed
+    /// authorization, SEP-990): the user's ID token from `idp` is
+    /// exchanged there for an ID-JAG (RFC 8693), which the MCP server's
+    /// authorization server takes as a JWT bearer grant (RFC 7523), the
+    /// client authenticating there with this pre-registered id and secret.
+    /// No browser.
+    pub fn enterprise(idp: IdentityProvider, client_id: &str, client_secret: &str) -> OAuth {
+        let mut oauth = OAuth::client_credentials(client_id, client_secret);
+        oauth.grant = Grant::Enterprise(idp);
+        oauth
+    }
+
+    /// The client credentials grant with a pre-registered id that proves
+    /// itself with a signed JWT (`private_key_jwt`, RFC 7523 §2.2) rather
+    /// than a secret. Feature `jwt`.
+    #[cfg(feature = "jwt")]
+    pub fn client_credentials_jwt(client_id: &str, key: ClientKey) -> OAuth {
+        let mut oauth = OAuth::client_credentials(client_id, "");
+        oauth.identity.client_secret = None;
+        oauth.private_key_jwt(key)
+    }
+
+    /// Authenticates at the token endpoint with assertions signed by
+    /// `key` (`private_key_jwt`, RFC 7523 §2.2: `iss` and `sub` the client
+    /// id, `aud` the authorization server's issuer, valid five minutes),
+    /// for a pre-registered client whose public key the authorization
+    /// server knows. Feature `jwt`.
+    #[cfg(feature = "jwt")]
+    pub fn private_key_jwt(mut self, key: ClientKey) -> OAuth {
+        let key = Arc::new(key);
+        self.identity.assertion = Some(Arc::new(move |client_id: &str, audience: &str| {
+            key.assertion(client_id, audience)
+        }));
+        self
     }
 
     /// The `client_name` sent when registering (RFC 7591 §2), which the

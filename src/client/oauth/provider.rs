@@ -11,7 +11,7 @@ use super::flow::{self, Authorization};
 use super::register;
 use super::store::{Login, Registration, Tokens};
 use super::token::{self, TokenRequest};
-use super::{url, OAuth};
+use super::{enterprise, url, Grant, OAuth};
 use crate::challenge::BearerChallenge;
 use crate::client::http::Credentials;
 use crate::error::Error;
@@ -109,6 +109,7 @@ impl Provider {
                 ("grant_type", "refresh_token"),
                 ("refresh_token", &refresh_token),
             ],
+            assertion: self.oauth.identity.assertion.as_deref(),
         };
         let mut fresh = request.send(&self.fetcher, tokens.scope.as_deref())?;
         if fresh.refresh_token.is_none() {
@@ -133,6 +134,7 @@ impl Provider {
             client_secret: identity.client_secret.clone(),
             token_endpoint_auth_method: match (&identity.auth_method, &identity.client_secret) {
                 (Some(method), _) => method.clone(),
+                (None, _) if identity.assertion.is_some() => "private_key_jwt".into(),
                 (None, Some(_)) => "client_secret_basic".into(),
                 (None, None) => "none".into(),
             },
@@ -185,7 +187,7 @@ impl Provider {
             scopes = before;
             scopes.extend(added);
         }
-        let user = self.oauth.agent.is_some();
+        let user = matches!(self.oauth.grant, Grant::Code(_));
         let offline = found.metadata.supports_scope("offline_access");
         if user && offline && !scopes.iter().any(|s| s == "offline_access") {
             scopes.push("offline_access".into());
@@ -208,35 +210,30 @@ impl Provider {
         }
         let scopes = self.scopes(challenge, &found, step_up);
         let scope = Some(scopes.join(" ")).filter(|s| !s.is_empty());
-        let tokens = match &self.oauth.agent {
-            Some(agent) => {
-                let redirect_uri = agent.redirect_uri()?;
-                let client = register::Client {
-                    identity: &self.oauth.identity,
-                    redirect_uri: Some(&redirect_uri),
-                    grant_types: &["authorization_code", "refresh_token"],
-                    kept: login.registration.as_ref(),
-                };
-                let registration = register::choose(&self.fetcher, &found.metadata, &client)?;
-                let tokens = flow::authorize(
-                    &self.fetcher,
-                    agent.as_ref(),
-                    &Authorization {
-                        metadata: &found.metadata,
-                        registration: &registration,
-                        redirect_uri: &redirect_uri,
-                        resource: &found.resource,
-                        scope: scope.as_deref(),
-                    },
-                )?;
-                if self.oauth.identity.client_id.is_none()
-                    && self.oauth.identity.metadata_url.as_ref() != Some(&registration.client_id)
+        let tokens = match &self.oauth.grant {
+            Grant::Code(agent) => {
+                let (registration, tokens) =
+                    self.code_grant(agent.as_ref(), &found, &login, scope.as_deref())?;
+                let identity = &self.oauth.identity;
+                if identity.client_id.is_none()
+                    && identity.metadata_url.as_ref() != Some(&registration.client_id)
                 {
                     login.registration = Some(registration);
                 }
                 tokens
             }
-            None => self.client_credentials(&found, scope.as_deref())?,
+            Grant::ClientCredentials => self.client_credentials(&found, scope.as_deref())?,
+            Grant::Enterprise(idp) => {
+                let registration = self.fixed(&found)?;
+                enterprise::grant(
+                    &self.fetcher,
+                    idp,
+                    &found.metadata,
+                    &registration,
+                    &found.resource,
+                    scope.as_deref(),
+                )?
+            }
         };
         login.tokens = Some(tokens);
         login.issuer = Some(found.metadata.issuer.clone());
@@ -273,15 +270,52 @@ impl Provider {
         Ok(())
     }
 
-    /// The client credentials grant (OAuth 2.1 §4.2).
-    fn client_credentials(&self, found: &Found, scope: Option<&str>) -> Result<Tokens, Error> {
+    /// The authorization code grant: a registration for the redirect URI,
+    /// the user's authorization, the code exchanged.
+    fn code_grant(
+        &self,
+        agent: &dyn super::UserAgent,
+        found: &Found,
+        login: &Login,
+        scope: Option<&str>,
+    ) -> Result<(Registration, Tokens), Error> {
+        let redirect_uri = agent.redirect_uri()?;
+        let client = register::Client {
+            identity: &self.oauth.identity,
+            redirect_uri: Some(&redirect_uri),
+            grant_types: &["authorization_code", "refresh_token"],
+            kept: login.registration.as_ref(),
+        };
+        let registration = register::choose(&self.fetcher, &found.metadata, &client)?;
+        let tokens = flow::authorize(
+            &self.fetcher,
+            agent,
+            &Authorization {
+                metadata: &found.metadata,
+                registration: &registration,
+                redirect_uri: &redirect_uri,
+                resource: &found.resource,
+                scope,
+                assertion: self.oauth.identity.assertion.as_deref(),
+            },
+        )?;
+        Ok((registration, tokens))
+    }
+
+    /// The pre-registered client's registration with the server found.
+    fn fixed(&self, found: &Found) -> Result<Registration, Error> {
         let client = register::Client {
             identity: &self.oauth.identity,
             redirect_uri: None,
             grant_types: &["client_credentials"],
             kept: None,
         };
-        let registration = register::choose(&self.fetcher, &found.metadata, &client)?;
+        register::choose(&self.fetcher, &found.metadata, &client)
+    }
+
+    /// The client credentials grant (OAuth 2.1 §4.2).
+    fn client_credentials(&self, found: &Found, scope: Option<&str>) -> Result<Tokens, Error> {
+        let registration = self.fixed(found)?;
         let mut params = vec![("grant_type", "client_credentials")];
         if let Some(scope) = scope {
             params.push(("scope", scope));
@@ -292,6 +326,7 @@ impl Provider {
             registration: &registration,
             resource: &found.resource,
             params,
+            assertion: self.oauth.identity.assertion.as_deref(),
         }
         .send(&self.fetcher, scope)
     }
@@ -307,7 +342,9 @@ impl Credentials for Provider {
                 if let Err(e) = self.refresh() {
                     log::info!("the token could not be refreshed before it expires: {}", e);
                 }
-            } else if now.access_token == tokens.access_token && self.oauth.agent.is_none() {
+            } else if now.access_token == tokens.access_token
+                && !matches!(self.oauth.grant, Grant::Code(_))
+            {
                 if let Err(e) = self.log_in(None, false) {
                     log::info!("no new client credentials token: {}", e);
                 }

@@ -90,6 +90,7 @@ fn pre_registered(
     }
     let method = match (&identity.auth_method, &identity.client_secret) {
         (Some(method), _) => method.clone(),
+        (None, _) if identity.assertion.is_some() => "private_key_jwt".to_string(),
         (None, None) => "none".to_string(),
         (None, Some(_)) => secret_method(metadata),
     };

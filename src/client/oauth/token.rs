@@ -8,8 +8,10 @@ use serde_json::Value;
 use super::discovery::ServerMetadata;
 use super::fetch::{failed, Fetcher};
 use super::store::{now_secs, Registration, Tokens};
-use super::url;
+use super::{url, AssertionFn};
 use crate::error::Error;
+
+const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// A token request: the grant's own parameters, and what every grant
 /// sends (the client, the `resource` of RFC 8707).
@@ -20,6 +22,8 @@ pub(crate) struct TokenRequest<'a> {
     /// The canonical URI of the MCP server (RFC 8707 §2).
     pub(crate) resource: &'a str,
     pub(crate) params: Vec<(&'a str, &'a str)>,
+    /// The signer, for `private_key_jwt`.
+    pub(crate) assertion: Option<&'a AssertionFn>,
 }
 
 impl TokenRequest<'_> {
@@ -35,7 +39,17 @@ impl TokenRequest<'_> {
         params.push(("resource", self.resource));
         let mut headers = Vec::new();
         let reg = self.registration;
+        let assertion;
         match reg.token_endpoint_auth_method.as_str() {
+            "private_key_jwt" => {
+                let sign = self
+                    .assertion
+                    .ok_or_else(|| failed(self.step, "private_key_jwt without a client key"))?;
+                assertion = sign(&reg.client_id, &self.metadata.issuer)?;
+                params.push(("client_id", &reg.client_id));
+                params.push(("client_assertion_type", ASSERTION_TYPE));
+                params.push(("client_assertion", &assertion));
+            }
             "client_secret_basic" => {
                 let secret = reg.client_secret.as_deref().unwrap_or("");
                 let pair = format!("{}:{}", url::encode(&reg.client_id), url::encode(secret));
