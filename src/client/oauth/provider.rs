@@ -3,6 +3,8 @@
 //! step-up). One login at a time; a thread that waited for another's
 //! login uses its token.
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 
 use super::discovery::{self, ServerMetadata};
@@ -36,6 +38,11 @@ struct State {
     login: Option<Login>,
     /// The scopes last asked for: a step-up asks for these too.
     requested: Vec<String>,
+    /// What the last discovery found, for a refresh before expiry.
+    found: Option<Arc<Found>>,
+    /// The access token the last refresh gave: when the server refuses
+    /// that one too, only a new login helps.
+    refreshed: Option<String>,
 }
 
 /// What discovery found: the server to ask, and for which resource.
@@ -82,10 +89,16 @@ impl Provider {
         self.login().tokens.map(|t| t.access_token)
     }
 
-    /// Refreshes the access token (RFC 6749 §6), keeping the refresh token
-    /// when the server sends no new one.
-    fn refresh(&self) -> Result<(), Error> {
+    /// Refreshes the access token (RFC 6749 §6) at the authorization
+    /// server `found` names, keeping the refresh token when the server
+    /// sends no new one. Only with the server that issued it: after a
+    /// change of authorization server nothing of the old one is sent to
+    /// the new ("Authorization Server Binding").
+    fn refresh(&self, found: &Found) -> Result<(), Error> {
         let mut login = self.login();
+        if login.issuer.as_deref() != Some(found.metadata.issuer.as_str()) {
+            return Err(failed("token refresh", "the authorization server changed"));
+        }
         let tokens = login
             .tokens
             .clone()
@@ -99,7 +112,6 @@ impl Provider {
             .clone()
             .or_else(|| self.fixed_registration(&login))
             .ok_or_else(|| failed("token refresh", "no client registration"))?;
-        let found = self.discover(None)?;
         let request = TokenRequest {
             step: "token refresh",
             metadata: &found.metadata,
@@ -115,6 +127,7 @@ impl Provider {
         if fresh.refresh_token.is_none() {
             fresh.refresh_token = Some(refresh_token);
         }
+        self.state.lock().refreshed = Some(fresh.access_token.clone());
         login.tokens = Some(fresh);
         self.keep(login);
         Ok(())
@@ -144,7 +157,22 @@ impl Provider {
 
     /// The authorization server and resource of this MCP server, found
     /// anew (a server may have moved to another authorization server).
-    fn discover(&self, challenge: Option<&BearerChallenge>) -> Result<Found, Error> {
+    fn discover(&self, challenge: Option<&BearerChallenge>) -> Result<Arc<Found>, Error> {
+        let found = Arc::new(self.find(challenge)?);
+        self.state.lock().found = Some(Arc::clone(&found));
+        Ok(found)
+    }
+
+    /// The last discovery's findings, or a new discovery.
+    fn found(&self) -> Result<Arc<Found>, Error> {
+        let cached = self.state.lock().found.clone();
+        match cached {
+            Some(found) => Ok(found),
+            None => self.discover(None),
+        }
+    }
+
+    fn find(&self, challenge: Option<&BearerChallenge>) -> Result<Found, Error> {
         match discovery::resource_metadata(&self.fetcher, &self.server, challenge)? {
             Some(prm) => {
                 let issuer = &prm.authorization_servers[0];
@@ -198,6 +226,15 @@ impl Provider {
     /// A whole login: discovery, registration, the grant; the tokens kept.
     fn log_in(&self, challenge: Option<&BearerChallenge>, step_up: bool) -> Result<(), Error> {
         let found = self.discover(challenge)?;
+        self.log_in_at(&found, challenge, step_up)
+    }
+
+    fn log_in_at(
+        &self,
+        found: &Found,
+        challenge: Option<&BearerChallenge>,
+        step_up: bool,
+    ) -> Result<(), Error> {
         let mut login = self.login();
         if login.issuer.as_deref() != Some(found.metadata.issuer.as_str()) {
             // Another authorization server (or the first): nothing of the
@@ -208,12 +245,12 @@ impl Provider {
                 .registration
                 .filter(|r| r.issuer == found.metadata.issuer);
         }
-        let scopes = self.scopes(challenge, &found, step_up);
+        let scopes = self.scopes(challenge, found, step_up);
         let scope = Some(scopes.join(" ")).filter(|s| !s.is_empty());
         let tokens = match &self.oauth.grant {
             Grant::Code(agent) => {
                 let (registration, tokens) =
-                    self.code_grant(agent.as_ref(), &found, &login, scope.as_deref())?;
+                    self.code_grant(agent.as_ref(), found, &login, scope.as_deref())?;
                 let identity = &self.oauth.identity;
                 if identity.client_id.is_none()
                     && identity.metadata_url.as_ref() != Some(&registration.client_id)
@@ -222,9 +259,9 @@ impl Provider {
                 }
                 tokens
             }
-            Grant::ClientCredentials => self.client_credentials(&found, scope.as_deref())?,
+            Grant::ClientCredentials => self.client_credentials(found, scope.as_deref())?,
             Grant::Enterprise(idp) => {
-                let registration = self.fixed(&found)?;
+                let registration = self.fixed(found)?;
                 enterprise::grant(
                     &self.fetcher,
                     idp,
@@ -338,16 +375,18 @@ impl Credentials for Provider {
         if tokens.expires_within(REFRESH_MARGIN_SECS) {
             let _flow = self.flow.lock();
             let now = self.login().tokens?;
-            if now.access_token == tokens.access_token && now.refresh_token.is_some() {
-                if let Err(e) = self.refresh() {
-                    log::info!("the token could not be refreshed before it expires: {}", e);
+            let same = now.access_token == tokens.access_token;
+            let renewed = match self.found() {
+                Ok(found) if same && now.refresh_token.is_some() => self.refresh(&found),
+                // No user to ask: a machine just asks for a new token.
+                Ok(found) if same && !matches!(self.oauth.grant, Grant::Code(_)) => {
+                    self.log_in_at(&found, None, false)
                 }
-            } else if now.access_token == tokens.access_token
-                && !matches!(self.oauth.grant, Grant::Code(_))
-            {
-                if let Err(e) = self.log_in(None, false) {
-                    log::info!("no new client credentials token: {}", e);
-                }
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = renewed {
+                log::info!("the token could not be renewed before it expires: {}", e);
             }
         }
         self.access_token()
@@ -368,12 +407,17 @@ impl Credentials for Provider {
         let error = challenge.and_then(|c| c.error.as_deref());
         match status {
             401 => {
+                // Discovered again: the server may name another
+                // authorization server now (a migration), which must not
+                // see the old one's refresh token.
+                let found = self.discover(challenge)?;
                 let refreshable = self
                     .login()
                     .tokens
                     .map_or(false, |t| t.refresh_token.is_some());
-                if sent.is_some() && refreshable {
-                    match self.refresh() {
+                let fresh = sent.is_some() && self.state.lock().refreshed.as_deref() == sent;
+                if sent.is_some() && refreshable && !fresh {
+                    match self.refresh(&found) {
                         Ok(()) => return Ok(true),
                         Err(e) if token::is_invalid_grant(&e) => {
                             log::info!("the refresh token was refused; logging in again")
@@ -381,7 +425,7 @@ impl Credentials for Provider {
                         Err(e) => log::info!("refresh failed ({}); logging in again", e),
                     }
                 }
-                self.log_in(challenge, false)?;
+                self.log_in_at(&found, challenge, false)?;
                 Ok(true)
             }
             403 if error == Some("insufficient_scope") => {
