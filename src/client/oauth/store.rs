@@ -19,7 +19,7 @@ use crate::error::Error;
 /// Spec: basic/authorization "Client Registration"; "Authorization Server
 /// Binding" (2026-07-28): a registration belongs to the server that issued
 /// it, named by its `issuer`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registration {
     /// The `issuer` of the authorization server it belongs to.
     pub issuer: String,
@@ -35,6 +35,22 @@ pub struct Registration {
     /// The redirect URIs registered (empty for a pre-registered client).
     #[serde(default)]
     pub redirect_uris: Vec<String>,
+}
+
+impl std::fmt::Debug for Registration {
+    // Never prints the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
+            .field("redirect_uris", &self.redirect_uris)
+            .finish()
+    }
 }
 
 /// Tokens from a token endpoint (RFC 6749 §5.1).
@@ -273,10 +289,22 @@ mod tests {
         fs::remove_dir_all(dir).unwrap();
     }
 
-    // Debug output never shows a token.
+    // Debug output never shows a token or a client secret.
     #[test]
     fn tokens_debug_hides_secrets() {
-        let text = format!("{:?}", login());
-        assert!(!text.contains("\"at\"") && !text.contains("rt"), "{}", text);
+        let mut login = login();
+        login.registration = Some(Registration {
+            issuer: "https://as.example".into(),
+            client_id: "id".into(),
+            client_secret: Some("s3cret".into()),
+            token_endpoint_auth_method: "client_secret_basic".into(),
+            redirect_uris: Vec::new(),
+        });
+        let text = format!("{:?}", login);
+        assert!(
+            !text.contains("\"at\"") && !text.contains("rt") && !text.contains("s3cret"),
+            "{}",
+            text
+        );
     }
 }
