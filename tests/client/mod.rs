@@ -394,8 +394,10 @@ fn a_stdio_server_that_exits_fails_the_call() {
 
 /// Runs the `mcp` example with `args`; its exit code and stdout.
 fn mcp(args: &[&str]) -> (i32, String) {
+    let config = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-command-line");
     let output = Command::new(example_path("mcp"))
         .args(args)
+        .env("XDG_CONFIG_HOME", config)
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run the mcp example");

@@ -6,6 +6,8 @@
 //! mcp --http URL call add a:=1 b:=2          # key:=JSON, key=string
 //! mcp --http URL call add --json '{"a":1,"b":2}'
 //! mcp --stdio "server" --pretty read test://static-text
+//! mcp login https://mcp.example.com/mcp      # then: mcp --http URL tools
+//! mcp logout https://mcp.example.com/mcp
 //! ```
 //!
 //! Commands: `info`, `ping`, `tools`, `call NAME [ARGS]`, `resources`,
@@ -23,6 +25,13 @@
 //! declares no elicitation capability. A connection failure names the
 //! URL or the command.
 //!
+//! An HTTP server that answers `401` gets a login (OAuth, `login.rs`): the
+//! URL to open goes to stderr and to `$BROWSER`, and the tokens are kept
+//! in `$XDG_CONFIG_HOME/tiny-mcp/tokens.json` (else
+//! `~/.config/tiny-mcp/tokens.json`, mode 0600) for the next run. `login`
+//! logs in afresh, `logout` forgets. `--token` sends a token of its own
+//! instead. stdio servers never log in.
+//!
 //! Exit codes: 0 success; 1 the tool reported an error (`isError`); 2
 //! usage; 3 the server answered with a JSON-RPC error or broke the
 //! protocol; 4 the connection failed (cannot start or reach the server,
@@ -30,23 +39,27 @@
 //!
 //! Build it as one static binary like the server: see the README.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::process::{self, Command};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tiny_mcp::{
-    CallOptions, Client, ClientBuilder, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
-    Era, Error, ErrorKind, JsonObject, Reference, Root,
+    CallOptions, Client, ClientBuilder, Era, Error, ErrorKind, JsonObject, Reference, Root,
 };
+
+mod elicit;
+mod login;
 
 const USAGE: &str = "\
 usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
+       mcp [OPTIONS] login URL | mcp [OPTIONS] logout URL
+(options come before the command; --pretty, --task and --no-reconnect anywhere)
 
 connection:
   --stdio \"CMD ARGS\"   start the server as a child and speak over its stdio
   --http URL          a Streamable HTTP endpoint (http://host:port/path)
-  --token TOKEN       send Authorization: Bearer TOKEN (HTTP)
+  --token TOKEN       send Authorization: Bearer TOKEN (HTTP); no OAuth login
   --era VERSION       speak only 2025-11-25 or 2026-07-28 (default: try 2026-07-28, fall back)
   --timeout SECONDS   per request (default 60)
   --root PATH         expose a root (file://PATH); repeatable
@@ -56,6 +69,17 @@ options:
   --task              run `call` as a task when the tool allows one (a tool that
                       requires one always is); its status goes to stderr
   --pretty            a readable form instead of one line of JSON
+login (HTTP; OAuth when the server answers 401, for any command):
+  --token-file PATH   where logins are kept (default $XDG_CONFIG_HOME/tiny-mcp/tokens.json,
+                      else $HOME/.config/tiny-mcp/tokens.json)
+  --client-id ID      a client registered beforehand with the authorization server
+  --client-secret S   that client's secret
+  --client-metadata-url URL
+                      this client's Client ID Metadata Document (https://)
+  --login-timeout SECONDS
+                      how long to wait for the browser to come back (default 300)
+  BROWSER             environment: a command to open the login URL with (its words,
+                      then the URL); the URL is printed on stderr either way
 commands:
   info | ping | tools | resources | prompts
   call NAME [key=value | key:=JSON ...] | call NAME --json '{...}'
@@ -63,6 +87,8 @@ commands:
   prompt NAME [key=value ...]
   complete prompt NAME ARGUMENT VALUE [k=v ...] | complete resource URI ARGUMENT VALUE [k=v ...]
     (k=v: arguments already chosen, sent as context)
+  login URL           forget the login kept for URL, log in afresh, and say with what
+  logout URL          forget the login kept for URL
 
 elicitation requests are asked on the terminal when stdin is one; otherwise,
 and for sampling, the client declares no such capability
@@ -85,6 +111,7 @@ struct Args {
     pretty: bool,
     no_reconnect: bool,
     task: bool,
+    login: login::Options,
     command: Vec<String>,
 }
 
@@ -110,6 +137,7 @@ fn main() {
 fn hint(e: &Error) -> &'static str {
     match e.kind() {
         ErrorKind::Http { status: 404, .. } => " (is the endpoint path right? it is often /mcp)",
+        ErrorKind::Authorization { .. } => " (`mcp login URL` starts the login afresh)",
         ErrorKind::Peer(o) if o.code.0 == -32021 => {
             " (mcp answers elicitation only when stdin is a terminal, and never sampling)"
         }
@@ -125,8 +153,7 @@ fn place(args: &Args, e: &Error) -> String {
     }
     let (target, name) = match (&args.http, &args.stdio) {
         (Some(url), _) => {
-            // Without its query, which may hold a key.
-            let url = url.split(['?', '#']).next().unwrap_or(url);
+            let url = without_query(url);
             let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
             (url, rest.split('/').next().unwrap_or(rest))
         }
@@ -140,6 +167,19 @@ fn place(args: &Args, e: &Error) -> String {
         String::new()
     } else {
         format!("{}: ", target)
+    }
+}
+
+/// `url` without its query and fragment: the query may hold a key.
+fn without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+/// The value of `name` in seconds: a positive number.
+fn seconds(name: &str, text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!("{} needs seconds, not {}", name, text)),
     }
 }
 
@@ -163,6 +203,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         pretty: false,
         no_reconnect: false,
         task: false,
+        login: login::Options::default(),
         command: Vec::new(),
     };
     // The switches may come anywhere, also after the command.
@@ -190,17 +231,9 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
                     }
                 })
             }
-            "--timeout" => {
-                let text = value("--timeout")?;
-                let secs: f64 = text
-                    .parse()
-                    .map_err(|_| format!("--timeout needs seconds, not {}", text))?;
-                if !(secs > 0.0 && secs.is_finite()) {
-                    return Err(format!("--timeout needs seconds, not {}", text));
-                }
-                args.timeout = Duration::from_secs_f64(secs);
-            }
+            "--timeout" => args.timeout = seconds("--timeout", &value("--timeout")?)?,
             "--root" => args.roots.push(value("--root")?),
+            name if login::OPTIONS.contains(&name) => args.login.set(name, value(name)?)?,
             "-h" | "--help" => {
                 println!("{}", USAGE);
                 process::exit(0);
@@ -212,10 +245,32 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             }
         }
     }
+    checked(args)
+}
+
+/// The arguments, if they go together: one server, a command; `login URL`
+/// and `logout URL` name an HTTP server, without `--token`.
+fn checked(mut args: Args) -> Result<Args, String> {
+    args.login.check()?;
+    let login = matches!(
+        args.command.first().map(String::as_str),
+        Some("login" | "logout")
+    );
+    if login && args.command.len() == 2 && args.http.is_none() && args.stdio.is_none() {
+        args.http = args.command.pop();
+    }
+    if login && args.command.len() > 1 {
+        return Err(format!("{} takes one URL", args.command[0]));
+    }
     match (&args.stdio, &args.http) {
         (Some(_), Some(_)) => return Err("give --stdio or --http, not both".into()),
+        (Some(_), None) if login => return Err("login and logout are for HTTP servers".into()),
+        (None, None) if login => return Err(format!("{} needs a URL", args.command[0])),
         (None, None) => return Err("give --stdio \"CMD ARGS\" or --http URL".into()),
         _ => {}
+    }
+    if login && args.token.is_some() {
+        return Err("login and logout are for OAuth; --token sends a token of its own".into());
     }
     if args.command.is_empty() {
         return Err("no command".into());
@@ -224,8 +279,13 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 }
 
 fn run(args: &Args) -> Result<i32, Error> {
-    let client = &connect(args)?;
     let command: Vec<&str> = args.command.iter().map(String::as_str).collect();
+    match (command.as_slice(), &args.http) {
+        (["login"], Some(url)) => return login::login(builder(args), url, &args.login).map(|_| 0),
+        (["logout"], Some(url)) => return login::logout(url, &args.login).map(|_| 0),
+        _ => {}
+    }
+    let client = &connect(args)?;
     let output = match command.as_slice() {
         ["info"] => info(client),
         ["ping"] => client.ping().map(|_| json!({})),
@@ -253,7 +313,8 @@ fn run(args: &Args) -> Result<i32, Error> {
     Ok(0)
 }
 
-fn connect(args: &Args) -> Result<Client, Error> {
+/// A client as the options say, before its server and credentials.
+fn builder(args: &Args) -> ClientBuilder {
     let mut builder: ClientBuilder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
         .request_timeout(args.timeout)
         .reinitialize_on_expiry(!args.no_reconnect);
@@ -268,12 +329,16 @@ fn connect(args: &Args) -> Result<Client, Error> {
             .collect();
         builder = builder.roots(roots);
     }
-    if let Some(token) = args.token.clone() {
-        builder = builder.bearer_token(move || Some(token.clone()));
+    if elicit::stdin_is_terminal() {
+        builder = builder.on_elicitation(elicit::elicit_on_terminal);
     }
-    if stdin_is_terminal() {
-        builder = builder.on_elicitation(elicit_on_terminal);
-    }
+    builder
+}
+
+/// Connects to the server: over HTTP with `--token`, or else logging in
+/// when the server asks for it (`login.rs`).
+fn connect(args: &Args) -> Result<Client, Error> {
+    let builder = builder(args);
     match (&args.stdio, &args.http) {
         (Some(line), _) => {
             let words = split_command(line).map_err(Error::invalid_params)?;
@@ -284,7 +349,12 @@ fn connect(args: &Args) -> Result<Client, Error> {
             command.args(rest);
             builder.connect_stdio(command)
         }
-        (None, Some(url)) => builder.connect_http(url),
+        (None, Some(url)) => match args.token.clone() {
+            Some(token) => builder
+                .bearer_token(move || Some(token.clone()))
+                .connect_http(url),
+            None => builder.oauth(args.login.oauth()).connect_http(url),
+        },
         (None, None) => Err(Error::invalid_params("no server")),
     }
 }
@@ -543,224 +613,4 @@ fn split_command(line: &str) -> Result<Vec<String>, String> {
         words.push(word);
     }
     Ok(words)
-}
-
-/// Linux: stdin is a terminal when fd 0 is a tty or pts device.
-fn stdin_is_terminal() -> bool {
-    std::fs::read_link("/proc/self/fd/0")
-        .map(|target| {
-            let target = target.to_string_lossy().into_owned();
-            target.starts_with("/dev/pts/") || target.starts_with("/dev/tty")
-        })
-        .unwrap_or(false)
-}
-
-/// Asks on the terminal (stderr for the questions, stdin for answers).
-/// When stdin ends before the form is filled, the request is cancelled.
-fn elicit_on_terminal(request: ElicitRequestParams) -> Result<ElicitResult, Error> {
-    match request {
-        ElicitRequestParams::Url(url) => {
-            eprintln!("mcp: the server asks: {}\n  open {}", url.message, url.url);
-            Ok(match ask("  accept? [y/N] ")? {
-                Some(answer) if answer.eq_ignore_ascii_case("y") => ElicitResult::accept(None),
-                Some(_) => ElicitResult::decline(),
-                None => ElicitResult::cancel(),
-            })
-        }
-        ElicitRequestParams::Form(form) => {
-            eprintln!("mcp: the server asks: {}", form.message);
-            let values = match fill(&form)? {
-                Some(values) => values,
-                None => return Ok(ElicitResult::cancel()),
-            };
-            Ok(match ask("  send? [Y/n] ")? {
-                Some(answer) if answer.eq_ignore_ascii_case("n") => ElicitResult::decline(),
-                Some(_) => ElicitResult::accept(Some(values)),
-                None => ElicitResult::cancel(),
-            })
-        }
-        _ => Ok(ElicitResult::decline()),
-    }
-}
-
-/// One line from stdin, trimmed, after `question` on stderr; `None` when
-/// stdin has ended.
-fn ask(question: &str) -> Result<Option<String>, Error> {
-    eprint!("{}", question);
-    let mut line = String::new();
-    if io::stdin().lock().read_line(&mut line)? == 0 {
-        eprintln!();
-        return Ok(None);
-    }
-    Ok(Some(line.trim().to_string()))
-}
-
-/// The form's fields asked in the schema's order, each until its answer
-/// has the field's type; `None` when stdin ended.
-fn fill(form: &ElicitRequestFormParams) -> Result<Option<JsonObject>, Error> {
-    let schema = &form.requested_schema;
-    let properties = schema["properties"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    let required = |name: &str| {
-        schema["required"]
-            .as_array()
-            .map_or(false, |r| r.iter().any(|n| n.as_str() == Some(name)))
-    };
-    let mut values = JsonObject::new();
-    for name in form.property_names() {
-        let name = name.to_string();
-        let field = &properties[&name];
-        let needed = required(&name);
-        loop {
-            let answer = match ask(&question(&name, field, needed))? {
-                Some(answer) => answer,
-                None => return Ok(None),
-            };
-            match typed(field, &answer, needed) {
-                Ok(Some(value)) => {
-                    values.insert(name.clone(), value);
-                    break;
-                }
-                Ok(None) => break,
-                Err(why) => eprintln!("  {}", why),
-            }
-        }
-    }
-    Ok(Some(values))
-}
-
-/// `  name (integer, required) description [1) a 2) b] [default 3]: `
-fn question(name: &str, field: &Value, required: bool) -> String {
-    let kind = field["type"].as_str().unwrap_or("string");
-    let mut text = format!(
-        "  {} ({}{})",
-        name,
-        kind,
-        if required { ", required" } else { "" }
-    );
-    if let Some(description) = field["description"].as_str() {
-        text.push_str(&format!(" {}", description));
-    }
-    let options = choices(if kind == "array" {
-        &field["items"]
-    } else {
-        field
-    });
-    if !options.is_empty() {
-        let listed: Vec<String> = options
-            .iter()
-            .enumerate()
-            .map(|(i, (value, title))| match title {
-                Some(title) => format!("{}) {} ({})", i + 1, value, title),
-                None => format!("{}) {}", i + 1, value),
-            })
-            .collect();
-        let how = if kind == "array" {
-            ", several with commas"
-        } else {
-            ""
-        };
-        text.push_str(&format!(" [{}{}]", listed.join(" "), how));
-    }
-    if let Some(default) = field.get("default") {
-        text.push_str(&format!(" [default {}]", default));
-    }
-    text.push_str(": ");
-    text
-}
-
-/// The answer as the field's type says: `Ok(None)` to leave an optional
-/// field out, `Err` (why) to ask again.
-fn typed(field: &Value, answer: &str, required: bool) -> Result<Option<Value>, String> {
-    if answer.is_empty() {
-        return match field.get("default") {
-            Some(default) => Ok(Some(default.clone())),
-            None if required => Err("an answer is needed".into()),
-            None => Ok(None),
-        };
-    }
-    let value = match field["type"].as_str().unwrap_or("string") {
-        "integer" => answer
-            .parse::<i64>()
-            .map(Value::from)
-            .map_err(|_| format!("{:?} is not an integer", answer))?,
-        "number" => match serde_json::from_str::<Value>(answer) {
-            Ok(number) if number.is_number() => number,
-            _ => return Err(format!("{:?} is not a number", answer)),
-        },
-        "boolean" => match answer.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "y" => Value::Bool(true),
-            "false" | "no" | "n" => Value::Bool(false),
-            _ => return Err(format!("{:?} is not true or false", answer)),
-        },
-        "array" => several(field, answer)?,
-        _ => chosen(field, answer)?,
-    };
-    Ok(Some(value))
-}
-
-/// A multi-select: comma-separated choices, as many as the schema allows.
-fn several(field: &Value, answer: &str) -> Result<Value, String> {
-    let picked = answer
-        .split(',')
-        .map(|item| chosen(&field["items"], item.trim()))
-        .collect::<Result<Vec<Value>, String>>()?;
-    let min = field["minItems"].as_u64().unwrap_or(0);
-    let max = field["maxItems"].as_u64().unwrap_or(u64::MAX);
-    let count = picked.len() as u64;
-    if count < min || count > max {
-        return Err(format!("pick from {} to {} of them", min, max));
-    }
-    Ok(Value::Array(picked))
-}
-
-/// A string, one of the field's choices when it has some: by value, by
-/// title, or by number.
-fn chosen(field: &Value, answer: &str) -> Result<Value, String> {
-    let options = choices(field);
-    if options.is_empty() {
-        return Ok(Value::from(answer));
-    }
-    let number = answer.parse::<usize>().ok();
-    options
-        .iter()
-        .enumerate()
-        .find(|(i, (value, title))| {
-            value == answer
-                || title
-                    .as_deref()
-                    .map_or(false, |t| t.eq_ignore_ascii_case(answer))
-                || number == Some(i + 1)
-        })
-        .map(|(_, (value, _))| Value::from(value.as_str()))
-        .ok_or_else(|| format!("{:?} is not one of the choices", answer))
-}
-
-/// A field's choices and their titles: `enum` (with `enumNames`), or
-/// `oneOf` / `anyOf` of `{"const", "title"}`.
-fn choices(field: &Value) -> Vec<(String, Option<String>)> {
-    if let Some(values) = field["enum"].as_array() {
-        let names = field["enumNames"].as_array();
-        return values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| {
-                let title = names.and_then(|n| n.get(i)).and_then(Value::as_str);
-                Some((v.as_str()?.to_string(), title.map(str::to_string)))
-            })
-            .collect();
-    }
-    let listed = field["oneOf"]
-        .as_array()
-        .or_else(|| field["anyOf"].as_array());
-    listed
-        .into_iter()
-        .flatten()
-        .filter_map(|option| {
-            let value = option["const"].as_str()?.to_string();
-            Some((value, option["title"].as_str().map(str::to_string)))
-        })
-        .collect()
 }
