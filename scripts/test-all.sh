@@ -94,6 +94,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop/interop-ts.sh --http
     step interop-python bash scripts/interop/interop-python.sh
     step interop-oauth bash scripts/interop/interop-oauth.sh
+    scratch "${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
     step interop-client bash scripts/interop/interop-client.sh
     scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
     step multi-instance bash scripts/check/multi-instance.sh

@@ -2,20 +2,25 @@
 # OAuth interop test: the official MCP Python SDK client (mcp 2.3.0 from PyPI, pinned in
 # tests/interop/python/requirements.txt) and the official TypeScript SDK client
 # (@modelcontextprotocol/sdk 1.32.2, pinned in tests/interop/ts/package.json) authenticate
-# with OAuth 2.1 against our `everything` example server and call tools over Streamable HTTP.
+# with OAuth 2.1 against our `everything` example server and call tools over Streamable HTTP;
+# and this crate's own client (tests/fixtures/oauth_client) logs in to `everything` and to
+# the Python SDK's `simple-auth` example (its login form), as does `mcp login`.
 #
-# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--v2025 | --v2026]
-#   --python    only the Python client (both modes, or the one named)
-#   --ts        only the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
-#   --v2025     only the Python client's 2025-11-25 mode (initialize handshake, session)
-#   --v2026     only the Python client's default mode (2026-07-28, server/discover);
-#               --default is an alias
-# Without a client or mode flag both clients run (a mode flag alone: the Python client
-# only); without a mode flag both Python modes run.
+# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--rust] [--v2025 | --v2026]
+#   --python    the Python client (both modes, or the one named)
+#   --ts        the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
+#   --rust      this crate's client (both eras, or the one named) and `mcp login`
+#   --v2025     only the 2025-11-25 mode (initialize handshake, session)
+#   --v2026     only the 2026-07-28 mode (server/discover); --default is an alias
+# Client flags add up. Without a client or mode flag every client runs (a mode flag alone:
+# the Python and Rust clients); without a mode flag both modes run.
 # Environment:
 #   EVERYTHING_BIN   use this server binary instead of building the example
 #   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
 #   INTEROP_TIMEOUT  overall timeout of one client run, in seconds (default 180)
+#   INTEROP_PY_SDIST where the mcp sdist (for examples/servers/simple-auth) is downloaded
+#                    and kept (default /tmp/tiny-mcp-mcp-sdist)
+#   MCP_BIN          use this `mcp` CLI instead of building examples/mcp.rs
 #
 # First `oauth.py selftest` exercises the test authorization server on its own. Then the
 # authorization server (`oauth.py serve-as`, the SDK's authorization-server routes with an
@@ -25,6 +30,15 @@
 # while `oauth.py check` drives it (see tests/interop/python/oauth.py for the checks);
 # then a fresh server runs the same way for `node oauth.mjs URL --as AS` (label oauth/ts,
 # see tests/interop/ts/oauth.mjs), which needs node >= 18 (missing: a FAIL line).
+#
+# The Rust runs (scripts/interop/lib/oauth-rust.sh): for each era a fresh `everything`,
+# `oauth_client --checks login,step-up,refresh` then a second process with `--checks reuse`
+# on the same token file (labels oauth/rust/everything/MODE[/reuse]); then the Python SDK's
+# simple-auth authorization and resource servers (from the mcp sdist, downloaded once with
+# `pip download --no-binary :all:`) with `--checks login` and `reuse` in each era (labels
+# oauth/rust/simple-auth/MODE[/reuse]); then `mcp login URL` with
+# scripts/interop/lib/headless-browser.py as BROWSER (label oauth/cli/login; a `note ...
+# skipped` line while the CLI has no login command).
 #
 # The virtualenv is the one scripts/interop/interop-python.sh uses (tests/interop/python/.venv),
 # made or refreshed the same way when missing or stale (the authorization server is
@@ -47,20 +61,23 @@ TS_DIR=$ROOT/tests/interop/ts
 modes=()
 want_python=0
 want_ts=0
+want_rust=0
 for arg in "$@"; do
   case "$arg" in
     --v2025) modes+=(v2025) ;;
     --v2026 | --default) modes+=(v2026) ;;
     --python) want_python=1 ;;
     --ts) want_ts=1 ;;
-    -h | --help) sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--python] [--ts] [--v2025 | --v2026]" >&2; exit 2 ;;
+    --rust) want_rust=1 ;;
+    -h | --help) sed -n '2,49p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--python] [--ts] [--rust] [--v2025 | --v2026]" >&2; exit 2 ;;
   esac
 done
 [[ ${#modes[@]} -gt 0 ]] || modes=(v2026 v2025)
-if [[ "$want_python" == 0 && "$want_ts" == 0 ]]; then
+if [[ "$want_python" == 0 && "$want_ts" == 0 && "$want_rust" == 0 ]]; then
   want_python=1
-  # A mode flag alone names Python modes: only the Python client, as before --ts existed.
+  want_rust=1
+  # A mode flag alone names eras: the clients that have both, not the TypeScript one.
   [[ $# -gt 0 ]] || want_ts=1
 fi
 
@@ -69,8 +86,11 @@ TAG=interop-oauth
 source "$ROOT/scripts/interop/lib/python-interop.sh"
 # shellcheck source=lib/npm-deps.sh
 source "$ROOT/scripts/interop/lib/npm-deps.sh"
+# shellcheck source=lib/oauth-rust.sh
+source "$ROOT/scripts/interop/lib/oauth-rust.sh"
 ensure_venv
 example_bin
+[[ "$want_rust" == 0 ]] || rust_bins
 
 # --- process life cycle (the authorization server and the MCP server) ---
 SERVER_PID=
@@ -78,10 +98,12 @@ AS_PID=
 stop_server() { stop_pid "$SERVER_PID"; SERVER_PID=; }
 stop_as() { stop_pid "$AS_PID"; AS_PID=; }
 OUT=$(mktemp)
+WORK=$(mktemp -d)
 cleanup() {
   stop_server
+  stop_simple_auth
   stop_as
-  rm -f "$OUT"
+  rm -rf "$OUT" "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -192,7 +214,14 @@ fi
 if [[ "$as_up" == 1 && "$want_ts" == 1 ]]; then
   run_ts
 fi
+if [[ "$as_up" == 1 && "$want_rust" == 1 ]]; then
+  run_rust_everything
+  run_cli_login
+fi
 stop_as
+if [[ "$want_rust" == 1 ]]; then
+  run_rust_simple_auth
+fi
 
 echo "$total_passed passed, $total_failed failed"
 [[ "$total_failed" == 0 ]]

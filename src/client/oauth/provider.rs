@@ -194,6 +194,20 @@ impl Provider {
         }
     }
 
+    /// The scopes asked for before: this process's last request, else
+    /// (a login loaded from the store) those the stored token was granted,
+    /// so that a step-up after a restart keeps them.
+    fn asked_before(&self) -> Vec<String> {
+        let requested = self.state.lock().requested.clone();
+        if !requested.is_empty() {
+            return requested;
+        }
+        let granted = self.login().tokens.and_then(|t| t.scope);
+        granted
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
     /// The scopes to ask for (basic/authorization "Scope Selection
     /// Strategy"): the challenge's, else the resource's
     /// `scopes_supported`, else none; on a step-up, with those asked for
@@ -210,7 +224,7 @@ impl Provider {
             None => found.scopes_supported.clone().unwrap_or_default(),
         };
         if step_up {
-            let before = self.state.lock().requested.clone();
+            let before = self.asked_before();
             let added: Vec<String> = scopes.drain(..).filter(|s| !before.contains(s)).collect();
             scopes = before;
             scopes.extend(added);
@@ -292,7 +306,7 @@ impl Provider {
             .and_then(|c| c.scope.as_deref())
             .map(|s| s.split_whitespace().collect())
             .unwrap_or_default();
-        let before = &self.state.lock().requested;
+        let before = self.asked_before();
         let nothing_new = wanted.iter().all(|w| before.iter().any(|b| b == w));
         if sent.is_some() && !before.is_empty() && nothing_new {
             return Err(failed(
@@ -435,5 +449,52 @@ impl Credentials for Provider {
             }
             _ => Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::oauth::{Headless, MemoryTokenStore, TokenStore};
+
+    const SERVER: &str = "http://127.0.0.1:1/mcp";
+
+    // basic/authorization "Step-Up Authorization Flow" (the union with the
+    // scopes granted before): after a restart, the login loaded from the
+    // store still counts, though this process asked for nothing yet.
+    #[test]
+    fn step_up_after_a_restart_keeps_the_granted_scopes() {
+        let store = MemoryTokenStore::new();
+        let tokens = Tokens {
+            access_token: "a".into(),
+            refresh_token: None,
+            expires_at: None,
+            scope: Some("mcp:tools".into()),
+        };
+        let login = Login {
+            tokens: Some(tokens),
+            ..Login::default()
+        };
+        store.save(&url::canonical(SERVER), &login).unwrap();
+        let oauth = OAuth::new(Headless::new("http://127.0.0.1:1/cb")).store(store);
+        let provider = Provider::new(oauth, SERVER, Fetcher::standalone());
+        let found = Found {
+            metadata: ServerMetadata::defaults("http://127.0.0.1:2"),
+            resource: SERVER.into(),
+            scopes_supported: None,
+        };
+        let challenge = BearerChallenge {
+            scope: Some("mcp:admin".into()),
+            error: Some("insufficient_scope".into()),
+            ..BearerChallenge::default()
+        };
+        let scopes = provider.scopes(Some(&challenge), &found, true);
+        assert_eq!(scopes, ["mcp:tools", "mcp:admin"]);
+        // Asked and granted already: a futile step-up is refused.
+        let again = BearerChallenge {
+            scope: Some("mcp:tools".into()),
+            ..challenge
+        };
+        assert!(provider.check_step_up(Some(&again), Some("a")).is_err());
     }
 }
