@@ -194,6 +194,30 @@ fn a_stored_login_is_used_by_the_next_client() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+// basic/authorization "Token Storage"; ErrorKind::Authorization's promise:
+// no secret in the Debug output of what is stored.
+#[test]
+fn debug_output_shows_no_secret() {
+    let (_auth, resource) = servers(|l| l.client_secret = Some("s3cret-value".into()));
+    let oauth = oauth();
+    let client = connect(&resource.url, oauth.clone(), None).expect("a login");
+    assert_eq!(echo(&client, "x").unwrap(), "x");
+    let login = oauth
+        .login_for(&resource.url)
+        .unwrap()
+        .expect("a login kept");
+    let registration = login.registration.as_ref().expect("a registration");
+    assert_eq!(registration.client_secret.as_deref(), Some("s3cret-value"));
+    for text in [format!("{:?}", login), format!("{:?}", oauth)] {
+        assert!(
+            !text.contains("s3cret") && !text.contains("at-2"),
+            "{}",
+            text
+        );
+        assert!(!text.contains("rt-2"), "{}", text);
+    }
+}
+
 // basic/authorization "Access Token Usage": two requests refused at once
 // (both held by the verifier until both arrived) set off one login.
 #[test]

@@ -19,7 +19,7 @@ use crate::error::Error;
 /// Spec: basic/authorization "Client Registration"; "Authorization Server
 /// Binding" (2026-07-28): a registration belongs to the server that issued
 /// it, named by its `issuer`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registration {
     /// The `issuer` of the authorization server it belongs to.
     pub issuer: String,
@@ -53,6 +53,22 @@ pub struct Tokens {
     /// did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for Registration {
+    // Never prints the client secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
+            .field("redirect_uris", &self.redirect_uris)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Tokens {
