@@ -384,3 +384,49 @@ fn a_server_without_s256_is_refused() {
     let ledger = auth.ledger();
     assert_eq!((ledger.registrations, ledger.authorizations), (0, 0));
 }
+
+/// A fake 2025-11-25 MCP server that takes any `at-` token and names the
+/// authorization server in `issuer` in its resource metadata.
+fn moving_resource(issuer: Arc<parking_lot::Mutex<String>>) -> super::fake::Fake {
+    use super::fake::{handshake_2025, json, text_result, Fake};
+    Fake::start(move |request: &Request| {
+        let url = format!("http://{}/mcp", request.header("host").unwrap_or(""));
+        if request
+            .path
+            .starts_with("/.well-known/oauth-protected-resource")
+        {
+            let prm = json!({"resource": url, "authorization_servers": [*issuer.lock()]});
+            return Reply::Close(json(&prm.to_string(), ""));
+        }
+        let bearer = request.header("authorization").unwrap_or("");
+        if !bearer.starts_with("Bearer at-") {
+            let challenge = "WWW-Authenticate: Bearer\r\n";
+            return Reply::Close(answer(401, "application/json", "{}", challenge));
+        }
+        handshake_2025(request)
+            .unwrap_or_else(|| Reply::Keep(json(&text_result(request, "ok"), "")))
+    })
+}
+
+// basic/authorization "Authorization Server Binding" (2026-07-28), RFC 6749
+// §10.4: a refresh token is sent only to the authorization server that
+// issued it, even when the resource now names another one.
+#[test]
+fn a_refresh_token_never_goes_to_another_authorization_server() {
+    let first = AuthServer::start();
+    first.ledger().expires_in = Some(5);
+    let second = AuthServer::start();
+    let issuer = Arc::new(parking_lot::Mutex::new(first.issuer.clone()));
+    let mcp = moving_resource(Arc::clone(&issuer));
+    let url = mcp.url("/mcp");
+    let client = connect(&url, oauth(), Some(Era::V2025_11_25)).expect("a login");
+    assert_eq!(first.ledger().authorizations, 1);
+    *issuer.lock() = second.issuer.clone();
+    let _ = client.call_tool("echo", json!({}));
+    let grants = second.ledger().grants.clone();
+    assert!(
+        !grants.iter().any(|g| g == "refresh_token"),
+        "the second server was sent the first one's refresh token: {:?}",
+        grants
+    );
+}

@@ -83,8 +83,9 @@ impl Provider {
     }
 
     /// Refreshes the access token (RFC 6749 §6), keeping the refresh token
-    /// when the server sends no new one.
-    fn refresh(&self) -> Result<(), Error> {
+    /// when the server sends no new one; `challenge` is the `401`'s, whose
+    /// `resource_metadata` may name where discovery starts.
+    fn refresh(&self, challenge: Option<&BearerChallenge>) -> Result<(), Error> {
         let mut login = self.login();
         let tokens = login
             .tokens
@@ -99,7 +100,15 @@ impl Provider {
             .clone()
             .or_else(|| self.fixed_registration(&login))
             .ok_or_else(|| failed("token refresh", "no client registration"))?;
-        let found = self.discover(None)?;
+        let found = self.discover(challenge)?;
+        if login.issuer.as_deref() != Some(found.metadata.issuer.as_str()) {
+            // "Authorization Server Binding": the refresh token and the
+            // client's credentials go only to the server that issued them.
+            return Err(failed(
+                "token refresh",
+                "the server now names another authorization server: not sent there",
+            ));
+        }
         let request = TokenRequest {
             step: "token refresh",
             metadata: &found.metadata,
@@ -304,7 +313,7 @@ impl Credentials for Provider {
             let _flow = self.flow.lock();
             let now = self.login().tokens?;
             if now.access_token == tokens.access_token && now.refresh_token.is_some() {
-                if let Err(e) = self.refresh() {
+                if let Err(e) = self.refresh(None) {
                     log::info!("the token could not be refreshed before it expires: {}", e);
                 }
             } else if now.access_token == tokens.access_token && self.oauth.agent.is_none() {
@@ -336,7 +345,7 @@ impl Credentials for Provider {
                     .tokens
                     .map_or(false, |t| t.refresh_token.is_some());
                 if sent.is_some() && refreshable {
-                    match self.refresh() {
+                    match self.refresh(challenge) {
                         Ok(()) => return Ok(true),
                         Err(e) if token::is_invalid_grant(&e) => {
                             log::info!("the refresh token was refused; logging in again")
