@@ -430,3 +430,20 @@ fn a_refresh_token_never_goes_to_another_authorization_server() {
         grants
     );
 }
+
+// OAuth 2.1 §4.3.1 (refresh token rotation), OAuth::store: two clients
+// sharing a store; one refreshes (the old refresh token dies), the other,
+// refused, takes the stored tokens instead of logging in again.
+#[test]
+fn clients_sharing_a_store_follow_each_others_refresh() {
+    let (auth, resource) = servers(|_| ());
+    let oauth = oauth();
+    let first = connect(&resource.url, oauth.clone(), None).expect("a login");
+    let second = connect(&resource.url, oauth, None).expect("the stored login");
+    auth.ledger().revoke_all();
+    assert_eq!(echo(&first, "1").unwrap(), "1");
+    assert_eq!(echo(&second, "2").unwrap(), "2");
+    let ledger = auth.ledger();
+    assert_eq!(ledger.authorizations, 1, "{:?}", ledger.grants);
+    assert_eq!(ledger.refreshes(), 1);
+}
