@@ -8,6 +8,8 @@ mod fake;
 mod hostile;
 mod http_sse;
 mod mcp_cli;
+mod oauth;
+mod oauth_server;
 #[cfg(unix)]
 mod old_servers;
 mod polling;

@@ -78,6 +78,18 @@ impl Provider {
         state.login.clone().unwrap_or_default()
     }
 
+    /// Takes the stored login when it has tokens: another client (or
+    /// process) sharing the store may have renewed them since, and with
+    /// refresh token rotation (OAuth 2.1 §4.3.1) the refresh token this
+    /// one holds is then dead.
+    fn reload(&self) {
+        match self.oauth.store.load(&self.key) {
+            Ok(Some(stored)) if stored.tokens.is_some() => self.state.lock().login = Some(stored),
+            Ok(_) => {}
+            Err(e) => log::warn!("the token store: {}", e),
+        }
+    }
+
     fn keep(&self, login: Login) {
         if let Err(e) = self.oauth.store.save(&self.key, &login) {
             log::warn!("the token store: {}", e);
@@ -388,6 +400,7 @@ impl Credentials for Provider {
         let tokens = self.login().tokens?;
         if tokens.expires_within(REFRESH_MARGIN_SECS) {
             let _flow = self.flow.lock();
+            self.reload();
             let now = self.login().tokens?;
             let same = now.access_token == tokens.access_token;
             let renewed = match self.found() {
@@ -413,9 +426,11 @@ impl Credentials for Provider {
         sent: Option<&str>,
     ) -> Result<bool, Error> {
         let _flow = self.flow.lock();
+        self.reload();
         let current = self.access_token();
         if current.is_some() && current.as_deref() != sent {
-            // Another request renewed the token meanwhile.
+            // Another request (or a client sharing the store) renewed the
+            // token meanwhile.
             return Ok(true);
         }
         let error = challenge.and_then(|c| c.error.as_deref());
