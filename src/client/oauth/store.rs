@@ -195,7 +195,7 @@ impl FileTokenStore {
             fs::create_dir_all(dir).map_err(failed)?;
         }
         let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".{}.tmp", std::process::id()));
+        name.push(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
         let temporary = self.path.with_file_name(name);
         let mut file = owner_only(&temporary).map_err(failed)?;
         file.write_all(&bytes).map_err(failed)?;
@@ -228,7 +228,9 @@ impl TokenStore for FileTokenStore {
 
     fn save(&self, server: &str, login: &Login) -> Result<(), Error> {
         let _guard = self.lock.lock();
-        let mut logins = self.read_all().unwrap_or_default();
+        // A file that cannot be read is not replaced: it holds other
+        // servers' logins.
+        let mut logins = self.read_all()?;
         logins.insert(server.to_string(), login.clone());
         self.write_all(&logins)
     }
