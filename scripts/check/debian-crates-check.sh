@@ -63,6 +63,10 @@ rm -f "$WORK/Cargo.lock"
 # dependencies are taken out of this build (MSRV.md says so).
 sed -i -e '/^rustls = /d' -e '/^webpki-roots = /d' -e '/^tls = /d' "$WORK/Cargo.toml" \
     || die "cannot drop the tls feature from the copy"
+# Nor does it package ring 0.17 (Debian 12 has 0.16): the `jwt` feature
+# and ring go the same way.
+sed -i -e '/^ring = /d' -e '/^jwt = /d' "$WORK/Cargo.toml" \
+    || die "cannot drop the jwt feature from the copy"
 # Nor does it package schemars: the `schemars` feature goes the same way.
 sed -i -e '/^schemars = /d' "$WORK/Cargo.toml" \
     || die "cannot drop the schemars feature from the copy"
