@@ -86,6 +86,10 @@ step tiny-http bash -c \
 # authoring tests with it, its unit tests and its doc examples.
 step schemars bash -c \
     'cargo clippy --all-targets --features schemars -- -D warnings && cargo test --features schemars --lib --test tests authoring:: && cargo test --features schemars --lib protocol::schema:: && cargo test --features schemars --doc protocol/schema.rs'
+# The `mcp` command (cli/, package tiny-mcp-cli): clippy with and without
+# https://, and its tests, which run the binary.
+step cli bash -c \
+    'cargo clippy -p tiny-mcp-cli --all-targets -- -D warnings && cargo clippy -p tiny-mcp-cli --all-targets --features tls -- -D warnings && cargo test -p tiny-mcp-cli'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py

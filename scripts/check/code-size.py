@@ -77,7 +77,8 @@ def main():
         del args[args.index("--top") : args.index("--top") + 2]
     root = args[0] if args else "."
     fns, files = [], []
-    for folder, _, names in os.walk(os.path.join(root, "src")):
+    walked = [w for d in ("src", "cli/src") for w in os.walk(os.path.join(root, d))]
+    for folder, _, names in walked:
         for name in names:
             if name.endswith(".rs"):
                 path = os.path.join(folder, name)

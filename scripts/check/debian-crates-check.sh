@@ -61,7 +61,7 @@ rm -f "$WORK/Cargo.lock"
 # Debian 12 packages rustls 0.20, not the 0.22 of the `tls` feature, and
 # cargo resolves optional dependencies too: the feature and its two
 # dependencies are taken out of this build (MSRV.md says so).
-sed -i -e '/^rustls = /d' -e '/^webpki-roots = /d' -e '/^tls = /d' "$WORK/Cargo.toml" \
+sed -i -e '/^rustls = /d' -e '/^webpki-roots = /d' -e '/^tls = /d' "$WORK/Cargo.toml" "$WORK/cli/Cargo.toml" \
     || die "cannot drop the tls feature from the copy"
 # Nor does it package ring 0.17 (Debian 12 has 0.16): the `jwt` feature
 # and ring go the same way.
@@ -74,6 +74,7 @@ export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"
 (cd "$WORK" && debian_cargo test) || die "cargo test"
+(cd "$WORK" && debian_cargo build -p tiny-mcp-cli) || die "cargo build -p tiny-mcp-cli (the mcp command)"
 (cd "$WORK" && debian_cargo test --features sealed-state --lib) \
     || die "cargo test --features sealed-state (hmac, sha2 from Debian)"
 log "resolved: $(grep -A1 -E '^name = "(serde|serde_json|uuid|log|httparse|parking_lot|crossbeam-channel)"$' \

@@ -132,6 +132,7 @@ old_cargo build --lib || die "cargo build --lib with rustc $MSRV"
 log "lib builds ($(elapsed))"
 old_cargo test --no-run || die "cargo test --no-run (tests/examples) with rustc $MSRV"
 log "tests and examples build"
+old_cargo build -p tiny-mcp-cli --features tls || die "cargo build -p tiny-mcp-cli (the mcp command) with rustc $MSRV"
 old_cargo test --no-run --features sealed-state \
     || die "cargo test --no-run --features sealed-state with rustc $MSRV"
 log "the sealed-state feature builds"

@@ -20,14 +20,14 @@ LIMIT=$((2 * 1024 * 1024))
 MCP_LIMIT=$((9 * 1024 * 1024 / 4))
 OUT="$ROOT/target/static-check"
 BIN="$OUT/$TARGET/static/examples/everything"
-MCP="$OUT/$TARGET/static/examples/mcp"
+MCP="$OUT/$TARGET/static/mcp"
 log() { echo "static-check: $*" >&2; }
 die() { echo "static binary: FAILED ($*)"; exit 1; }
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT"
 RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
-    cargo build --profile static --no-default-features --example everything --example mcp \
+    cargo build --profile static --no-default-features -p tiny-mcp --example everything -p tiny-mcp-cli --bin mcp \
     --target "$TARGET" \
     --target-dir "$OUT" || die "the static build failed"
 

@@ -20,7 +20,7 @@
 #   INTEROP_TIMEOUT  overall timeout of one client run, in seconds (default 180)
 #   INTEROP_PY_SDIST where the mcp sdist (for examples/servers/simple-auth) is downloaded
 #                    and kept (default /tmp/tiny-mcp-mcp-sdist)
-#   MCP_BIN          use this `mcp` CLI instead of building examples/mcp.rs
+#   MCP_BIN          use this `mcp` CLI instead of building cli/ (package tiny-mcp-cli)
 #
 # First `oauth.py selftest` exercises the test authorization server on its own. Then the
 # authorization server (`oauth.py serve-as`, the SDK's authorization-server routes with an

@@ -1,7 +1,7 @@
 # The runs of interop-oauth.sh with this crate's own OAuth client: the
 # oauth_client fixture (tests/fixtures/oauth_client) against `everything`
 # with the repo's authorization server and against the Python SDK's
-# `simple-auth` example, and `mcp login` (examples/mcp.rs) with
+# `simple-auth` example, and `mcp login` (cli/) with
 # headless-browser.py as its BROWSER. Sourced by interop-oauth.sh.
 #
 # Reads: ROOT, VENV, PY_DIR, PYTHON, TAG, BIN, AS_URL, RUN_TIMEOUT, OUT,
@@ -19,9 +19,9 @@ era_of() { [[ "$1" == v2025 ]] && echo 2025-11-25 || echo 2026-07-28; }
 
 # Builds the driver and the CLI (cargo is a no-op when they are fresh).
 rust_bins() {
-  (cd "$ROOT" && cargo build --example oauth_client --example mcp >&2)
-  local dir=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
-  OAUTH_CLIENT=$dir/oauth_client
+  (cd "$ROOT" && cargo build --example oauth_client -p tiny-mcp --bin mcp -p tiny-mcp-cli >&2)
+  local dir=${CARGO_TARGET_DIR:-$ROOT/target}/debug
+  OAUTH_CLIENT=$dir/examples/oauth_client
   MCP_BIN=${MCP_BIN:-$dir/mcp}
 }
 
