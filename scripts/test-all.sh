@@ -63,7 +63,7 @@ step no-default-features bash -c \
     'cargo clippy --all-targets --no-default-features -- -D warnings && cargo test --no-default-features --lib && cargo test --no-default-features --test tests memory::'
 # The stdio tests run the example binaries: build them as programs first
 # (`--all-targets` alone builds examples as test harnesses only).
-step build-examples cargo build --examples
+step build-examples bash -c 'cargo build --examples && cargo build -p tiny-mcp-cli'
 step test cargo test --all-targets
 # The same with the sealed-state feature, examples included (then the
 # steps below rebuild the default example).

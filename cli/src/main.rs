@@ -48,12 +48,14 @@ use tiny_mcp::{
     CallOptions, Client, ClientBuilder, Era, Error, ErrorKind, JsonObject, Reference, Root,
 };
 
+mod bridge;
 mod elicit;
 mod login;
 
 const USAGE: &str = "\
 usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
        mcp [OPTIONS] login URL | mcp [OPTIONS] logout URL
+       mcp bridge --to URL [--header \"Name: value\"]... [--token TOKEN] [LOGIN OPTIONS]
 (options come before the command; --pretty, --task and --no-reconnect anywhere)
 
 connection:
@@ -90,6 +92,15 @@ commands:
   login URL           forget the login kept for URL, log in afresh, and say with what
   logout URL          forget the login kept for URL
 
+bridge (a stdio server for a local client, forwarding to a Streamable HTTP server):
+  --to URL            the remote server; it logs in as above when the server asks
+  --header \"N: V\"     send this header on every request to it; repeatable
+  --token TOKEN       send Authorization: Bearer TOKEN instead of logging in
+  --era VERSION       speak only this era to the remote server
+  --timeout SECONDS   per request (default 3600; the local client's cancellation
+                      comes first)
+  in a client's config: {\"command\": \"mcp\", \"args\": [\"bridge\", \"--to\", \"URL\"]}
+
 elicitation requests are asked on the terminal when stdin is one; otherwise,
 and for sampling, the client declares no such capability
 
@@ -116,7 +127,17 @@ struct Args {
 }
 
 fn main() {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("bridge") {
+        match bridge_args(raw.into_iter().skip(1)) {
+            Ok(options) => process::exit(bridge::run(options)),
+            Err(message) => {
+                eprintln!("mcp: {}\n\n{}", message, USAGE);
+                process::exit(USAGE_ERROR);
+            }
+        }
+    }
+    let args = match parse_args(raw) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("mcp: {}\n\n{}", message, USAGE);
@@ -219,18 +240,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
             "--stdio" => args.stdio = Some(value("--stdio")?),
             "--http" => args.http = Some(value("--http")?),
             "--token" => args.token = Some(value("--token")?),
-            "--era" => {
-                args.era = Some(match value("--era")?.as_str() {
-                    "2025-11-25" => Era::V2025_11_25,
-                    "2026-07-28" => Era::V2026_07_28,
-                    other => {
-                        return Err(format!(
-                            "--era takes 2025-11-25 or 2026-07-28, not {}",
-                            other
-                        ))
-                    }
-                })
-            }
+            "--era" => args.era = Some(era(&value("--era")?)?),
             "--timeout" => args.timeout = seconds("--timeout", &value("--timeout")?)?,
             "--root" => args.roots.push(value("--root")?),
             name if login::OPTIONS.contains(&name) => args.login.set(name, value(name)?)?,
@@ -246,6 +256,51 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
         }
     }
     checked(args)
+}
+
+/// The value of `--era`.
+fn era(text: &str) -> Result<Era, String> {
+    match text {
+        "2025-11-25" => Ok(Era::V2025_11_25),
+        "2026-07-28" => Ok(Era::V2026_07_28),
+        other => Err(format!(
+            "--era takes 2025-11-25 or 2026-07-28, not {}",
+            other
+        )),
+    }
+}
+
+/// The options of `mcp bridge`.
+fn bridge_args(mut raw: impl Iterator<Item = String>) -> Result<bridge::Options, String> {
+    let mut options = bridge::Options {
+        url: String::new(),
+        headers: Vec::new(),
+        token: None,
+        era: None,
+        timeout: Duration::from_secs(3600),
+        login: login::Options::default(),
+    };
+    while let Some(arg) = raw.next() {
+        let mut value = |name: &str| raw.next().ok_or_else(|| format!("{} needs a value", name));
+        match arg.as_str() {
+            "--to" => options.url = value("--to")?,
+            "--header" => options.headers.push(bridge::header(&value("--header")?)?),
+            "--token" => options.token = Some(value("--token")?),
+            "--era" => options.era = Some(era(&value("--era")?)?),
+            "--timeout" => options.timeout = seconds("--timeout", &value("--timeout")?)?,
+            name if login::OPTIONS.contains(&name) => options.login.set(name, value(name)?)?,
+            "-h" | "--help" => {
+                println!("{}", USAGE);
+                process::exit(0);
+            }
+            other => return Err(format!("bridge: unknown option {}", other)),
+        }
+    }
+    options.login.check()?;
+    if options.url.is_empty() {
+        return Err("bridge needs --to URL".into());
+    }
+    Ok(options)
 }
 
 /// The arguments, if they go together: one server, a command; `login URL`

@@ -64,6 +64,8 @@ pub struct ClientBuilder {
     pub(crate) max_idle_resumes: usize,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) probe_timeout: Duration,
+    /// [`header`](Self::header)'s, in the order given.
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl ClientBuilder {
@@ -84,6 +86,7 @@ impl ClientBuilder {
             max_idle_resumes: 5,
             shutdown_timeout: Duration::from_secs(2),
             probe_timeout: Duration::from_secs(2),
+            headers: Vec::new(),
         }
     }
 
@@ -179,6 +182,29 @@ impl ClientBuilder {
         token: impl Fn() -> Option<String> + Send + Sync + 'static,
     ) -> ClientBuilder {
         self.auth = Some(Auth::Token(Arc::new(token)));
+        self
+    }
+
+    /// Sends `name: value` on every HTTP request to the server (each
+    /// POST, GET and DELETE, on both HTTP transports): a gateway's API key,
+    /// a tenant, a routing header. Never sent to an authorization server.
+    /// Repeatable; the headers go out in the order given. An
+    /// `Authorization` header is left out when
+    /// [`bearer_token`](Self::bearer_token) or [`oauth`](Self::oauth)
+    /// sends one.
+    ///
+    /// # Errors
+    ///
+    /// [`connect_http`](Self::connect_http) returns
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) for a
+    /// name that is not an HTTP token (RFC 9110 §5.1), a value with a
+    /// control character (a line break would start another header), or a
+    /// header the transport sets itself: `Host`, `Content-Type`,
+    /// `Content-Length`, `Transfer-Encoding`, `Connection`, `Accept`,
+    /// `Last-Event-ID`, `Mcp-Session-Id`, `MCP-Protocol-Version`,
+    /// `Mcp-Method`, `Mcp-Name`.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> ClientBuilder {
+        self.headers.push((name.into(), value.into()));
         self
     }
 
@@ -424,6 +450,7 @@ impl ClientBuilder {
             credentials: self.credentials(url)?,
             max_idle_resumes: self.max_idle_resumes,
             params,
+            headers: checked_headers(&self.headers, self.auth.is_some())?,
             #[cfg(feature = "tls")]
             tls: match url.starts_with("https://") {
                 true => Some(Arc::new(super::tls::Tls::new(&self.tls_roots)?)),
@@ -461,6 +488,7 @@ impl ClientBuilder {
             handlers: self.handlers.clone(),
             auth: self.auth.clone(),
             tls_roots: self.tls_roots.clone(),
+            headers: self.headers.clone(),
             ..*self
         }
     }
@@ -488,4 +516,58 @@ impl fmt::Debug for ClientBuilder {
             .field("request_timeout", &self.request_timeout)
             .finish_non_exhaustive()
     }
+}
+
+/// The headers the transport writes itself, which
+/// [`ClientBuilder::header`] may not set (lower case).
+const TRANSPORT_HEADERS: [&str; 11] = [
+    "host",
+    "content-type",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "accept",
+    "last-event-id",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+];
+
+/// The program's headers as sent: each checked, `Authorization` left out
+/// when the client sends a token of its own.
+fn checked_headers(
+    headers: &[(String, String)],
+    has_auth: bool,
+) -> Result<Vec<(String, String)>, Error> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let mut sent = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        if name.is_empty() || !name.chars().all(token) {
+            return Err(Error::invalid_params(format!(
+                "the header name {:?} is not an HTTP token",
+                name
+            )));
+        }
+        let lower = name.to_ascii_lowercase();
+        if TRANSPORT_HEADERS.contains(&lower.as_str()) {
+            return Err(Error::invalid_params(format!(
+                "the header {} is the transport's own and cannot be set",
+                name
+            )));
+        }
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            // The value is not echoed: it may be a key.
+            return Err(Error::invalid_params(format!(
+                "the value of the header {} has a control character",
+                name
+            )));
+        }
+        if has_auth && lower == "authorization" {
+            log::warn!("the Authorization header is left out: the client sends its own token");
+            continue;
+        }
+        sent.push((name.clone(), value.trim().to_string()));
+    }
+    Ok(sent)
 }

@@ -55,6 +55,9 @@ pub(crate) struct HttpSettings {
     /// Reconnections in a row that may bring a resumed stream nothing new.
     pub(crate) max_idle_resumes: usize,
     pub(crate) params: Arc<ParamHeaders>,
+    /// The program's own headers, on every request to the server
+    /// (`ClientBuilder::header`), checked when the client is built.
+    pub(crate) headers: Vec<(String, String)>,
     /// Roots for `https://` (feature `tls`).
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<Arc<super::tls::Tls>>,

@@ -205,7 +205,7 @@ fn open_stream(base: &Endpoint, settings: &HttpSettings) -> Result<(Stream, Stri
     conn.set_deadline(Some(Instant::now() + settings.connect_timeout));
     let mut headers = vec![("Accept", "text/event-stream".to_string())];
     headers.extend(authorization(settings));
-    conn.send("GET", base, &headers, None)?;
+    conn.send("GET", base, &headers, &settings.headers, None)?;
     let head = conn.head()?;
     if head.status != 200 {
         let body = Body::new(&mut conn, head.framing()).read_all(ERROR_BODY)?;
@@ -431,7 +431,13 @@ impl Poster {
         conn.set_deadline(Some(Instant::now() + self.timeout));
         let mut headers = vec![("Content-Type", "application/json".to_string())];
         headers.extend(authorization(&self.settings));
-        conn.send("POST", &self.endpoint, &headers, Some(message))?;
+        conn.send(
+            "POST",
+            &self.endpoint,
+            &headers,
+            &self.settings.headers,
+            Some(message),
+        )?;
         let head = conn.head()?;
         let mut reply = Body::new(&mut conn, head.framing());
         let body = reply.read_all(ERROR_BODY)?;

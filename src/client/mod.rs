@@ -49,7 +49,9 @@ use self::link::{Link, Outgoing, Wait};
 use self::stdio::ChildProcess;
 use crate::error::{to_json, Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, RequestId};
-use crate::protocol::{meta, Era, Implementation, LoggingLevel, ServerCapabilities};
+use crate::protocol::{
+    meta, methods, Era, Implementation, ListToolsResult, LoggingLevel, ServerCapabilities,
+};
 
 /// A connection to one MCP server.
 ///
@@ -204,9 +206,16 @@ impl Client {
     }
 
     /// Sends `method` with `params` (an object, or `Value::Null` for none)
-    /// and returns its result as JSON: for methods without a typed call.
+    /// and returns its result as JSON: for methods without a typed call,
+    /// and for a program that forwards requests as they came (a proxy).
     /// In 2026-07-28 the envelope is added and `input_required` rounds are
-    /// answered as for the typed calls.
+    /// answered as for the typed calls; over HTTP the `Mcp-Name` header
+    /// mirrors the params' `name` (`tools/call`, `prompts/get`), `uri`
+    /// (`resources/read`) or `taskId` (`tasks/get`, `tasks/update`,
+    /// `tasks/cancel`), a `tools/list` result teaches the client the tools'
+    /// `Mcp-Param-*` headers, and a `tools/call` the server wants such
+    /// headers for is retried once after listing, as [`call_tool`](Self::call_tool) does
+    /// (HTTP-4, HTTP-6). The result is returned as the server sent it.
     ///
     /// # Errors
     ///
@@ -237,7 +246,17 @@ impl Client {
                 ))
             }
         };
-        self.send(method, params, None, options)
+        let name = mirrored_name(method, &params);
+        let result = match (method, name) {
+            (methods::TOOLS_CALL, Some(name)) => self.call_tool_once(&name, params, options)?,
+            (_, name) => self.send(method, params, name, options)?,
+        };
+        if method == methods::TOOLS_LIST && self.server.era == Era::V2026_07_28 {
+            if let Ok(page) = serde_json::from_value::<ListToolsResult>(result.clone()) {
+                self.params.admit(page.tools);
+            }
+        }
+        Ok(result)
     }
 
     /// One request in the era in use: the envelope and retries of
@@ -385,6 +404,21 @@ impl fmt::Debug for Client {
             .field("server_info", &self.server.server_info)
             .finish_non_exhaustive()
     }
+}
+
+/// The params field that a request's `Mcp-Name` header mirrors on
+/// 2026-07-28 HTTP (HTTP-6), as the server's method table names it.
+fn mirrored_name(method: &str, params: &JsonObject) -> Option<String> {
+    let field = match method {
+        methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
+        methods::RESOURCES_READ => "uri",
+        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
+        _ => return None,
+    };
+    params
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// The `_meta` object of `params`, made if missing.

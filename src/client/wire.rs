@@ -318,6 +318,7 @@ impl Conn {
         method: &str,
         endpoint: &Endpoint,
         headers: &[(N, String)],
+        extra: &[(String, String)],
         body: Option<&[u8]>,
     ) -> io::Result<()> {
         let mut out = Vec::with_capacity(512 + body.map_or(0, |b| b.len()));
@@ -328,6 +329,9 @@ impl Conn {
         )?;
         for (name, value) in headers {
             write!(out, "{}: {}\r\n", name.as_ref(), value)?;
+        }
+        for (name, value) in extra {
+            write!(out, "{}: {}\r\n", name, value)?;
         }
         if let Some(body) = body {
             write!(out, "Content-Length: {}\r\n", body.len())?;

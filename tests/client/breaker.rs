@@ -465,7 +465,7 @@ fn the_mcp_cli_does_not_print_the_query_of_its_url() {
         }
     });
     let output = within(Duration::from_secs(20), move || {
-        std::process::Command::new(crate::support::example_path("mcp"))
+        std::process::Command::new(crate::support::mcp_path())
             .args(["--http", &url, "--timeout", "1", "tools"])
             .output()
             .unwrap()

@@ -1,4 +1,4 @@
-//! The `mcp` example run as a child process: `--pretty` output, terminal
+//! The `mcp` command (cli/) run as a child process: `--pretty` output, terminal
 //! elicitation (under `script`, which gives it a terminal), the errors of
 //! a connection that fails, and `login` / `logout` with its token file.
 
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::example_path;
+use crate::support::{example_path, mcp_path};
 
 /// How long one run of `mcp` may take before the test fails.
 const BOUND: Duration = Duration::from_secs(30);
@@ -38,7 +38,7 @@ fn run(mut command: Command, input: &str) -> Output {
 }
 
 fn mcp(args: &[&str]) -> Output {
-    let mut command = Command::new(example_path("mcp"));
+    let mut command = Command::new(mcp_path());
     let config = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-config");
     command.args(args).env("XDG_CONFIG_HOME", config);
     run(command, "")
@@ -106,7 +106,7 @@ fn terminal_elicitation_follows_the_schema() {
     std::fs::write(&server, FORM_SERVER).unwrap();
     let line = format!(
         "'{}' --stdio 'sh {}' call ask",
-        example_path("mcp").display(),
+        mcp_path().display(),
         server.display()
     );
     let mut command = Command::new("script");
@@ -443,7 +443,7 @@ fn login_hands_the_url_to_browser_and_keeps_the_login() {
     let echo = "for a in \"$@\"; do printf 'browser-arg: %s\\n' \"$a\" >&2; done\n";
     std::fs::write(&script, echo).unwrap();
     let token_file = file.to_str().unwrap();
-    let mut child = Command::new(example_path("mcp"))
+    let mut child = Command::new(mcp_path())
         .args(["--token-file", token_file, "--era", "2025-11-25"])
         .args(["--login-timeout", "20", "login", &url])
         .env("BROWSER", format!("sh {} first-word", script.display()))

@@ -2,9 +2,11 @@
 //! child process) and Streamable HTTP (on 127.0.0.1), in both eras.
 
 mod breaker;
+mod bridge;
 mod challenges;
 mod events;
 mod fake;
+mod headers;
 mod hostile;
 mod http_sse;
 mod mcp_cli;
@@ -397,7 +399,7 @@ fn a_stdio_server_that_exits_fails_the_call() {
 /// Runs the `mcp` example with `args`; its exit code and stdout.
 fn mcp(args: &[&str]) -> (i32, String) {
     let config = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-command-line");
-    let output = Command::new(example_path("mcp"))
+    let output = Command::new(crate::support::mcp_path())
         .args(args)
         .env("XDG_CONFIG_HOME", config)
         .stdin(std::process::Stdio::null())

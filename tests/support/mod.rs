@@ -154,6 +154,22 @@ pub fn example_path(name: &str) -> PathBuf {
         .join(format!("{}{}", name, env::consts::EXE_SUFFIX))
 }
 
+/// The `mcp` command of the workspace's `cli/` package, built beside the
+/// examples by `cargo build -p tiny-mcp-cli` (scripts/test-all.sh does so
+/// before the tests); a test that needs it fails with that advice when it
+/// is missing.
+pub fn mcp_path() -> PathBuf {
+    let path = example_path("mcp")
+        .with_file_name("..")
+        .join(format!("mcp{}", env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: build the command first (cargo build -p tiny-mcp-cli)",
+        path.display()
+    );
+    path
+}
+
 /// A server running as a child process, with one JSON-RPC message per line
 /// on its stdin and stdout.
 ///
@@ -412,7 +428,11 @@ impl Example {
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free port");
-        let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        Example::start_on(([127, 0, 0, 1], port).into(), args)
+    }
+
+    /// Starts it on `addr` (where one just ended: a restart).
+    pub fn start_on(addr: std::net::SocketAddr, args: &[&str]) -> Example {
         let path = crate::support::example_path("everything");
         let mut child = std::process::Command::new(&path)
             .arg("--http")

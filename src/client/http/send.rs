@@ -74,6 +74,7 @@ impl HttpLink {
                 verb,
                 target: &target,
                 headers,
+                extra: &self.settings.headers,
                 body,
             };
             let (conn, head, guard) = self.send_once(&request, wait)?;
@@ -187,6 +188,8 @@ struct Request<'a, N> {
     verb: &'a str,
     target: &'a Endpoint,
     headers: &'a [(N, String)],
+    /// The program's own headers (`ClientBuilder::header`).
+    extra: &'a [(String, String)],
     body: Option<&'a [u8]>,
 }
 
@@ -204,7 +207,7 @@ impl<N: AsRef<str>> Request<'_, N> {
         let guard = watch(&conn, wait).map_err(|e| (e, false))?;
         let before = conn.received();
         let sent = conn
-            .send(self.verb, self.target, self.headers, self.body)
+            .send(self.verb, self.target, self.headers, self.extra, self.body)
             .and_then(|()| conn.head());
         match sent {
             Ok(head) => Ok((conn, head, guard)),

@@ -167,7 +167,7 @@ impl Fetcher {
         conn.set_deadline(Some(deadline));
         let mut headers: Vec<(&str, String)> = headers.to_vec();
         headers.push(("Connection", "close".to_string()));
-        conn.send(verb, target, &headers, body).map_err(io)?;
+        conn.send(verb, target, &headers, &[], body).map_err(io)?;
         let head = conn.head().map_err(io)?;
         let bytes = Body::new(&mut conn, head.framing())
             .read_all(self.max_bytes)

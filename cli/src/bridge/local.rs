@@ -1,0 +1,175 @@
+//! The local side of `mcp bridge`: the client on this process's stdin and
+//! stdout. One writer for stdout (a message per line, basic/transports
+//! "stdio"), the requests the bridge sends the client on the remote
+//! server's behalf and their answers, and the client's requests in
+//! flight, each with the token that cancels its forwarded copy.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tiny_mcp::{CancelToken, Error, ErrorKind, ErrorObject};
+
+/// An answer from the local client: its `result`, or its `error`.
+type Answer = Result<Value, ErrorObject>;
+
+/// See the module docs.
+pub struct Local {
+    out: Mutex<io::Stdout>,
+    /// Set once writing failed: the client is gone.
+    gone: AtomicBool,
+    next_id: AtomicU64,
+    /// The bridge's requests to the client, by id, waiting for answers.
+    asked: Mutex<HashMap<String, SyncSender<Answer>>>,
+    /// The client's requests being forwarded, by id (as JSON text).
+    calls: Mutex<HashMap<String, CancelToken>>,
+}
+
+/// A lock that a panicking holder did not spoil: the maps stay usable.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Local {
+    pub fn new() -> Local {
+        Local {
+            out: Mutex::new(io::stdout()),
+            gone: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+            asked: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `true` once stdout could not be written.
+    pub fn gone(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
+    }
+
+    /// Writes one message as one line.
+    pub fn send(&self, message: &Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        let mut out = lock(&self.out);
+        if out.write_all(&line).and_then(|()| out.flush()).is_err() {
+            self.gone.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        let mut message = json!({ "jsonrpc": "2.0", "method": method });
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(&message);
+    }
+
+    pub fn reply(&self, id: Value, result: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "result": result }));
+    }
+
+    pub fn reply_error(&self, id: Value, error: &ErrorObject) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "error": error }));
+    }
+
+    /// Enters a request of the client's, cancelled through `token`.
+    /// `false` when one with the same id is still in flight.
+    pub fn track(&self, id: &Value, token: CancelToken) -> bool {
+        let mut calls = lock(&self.calls);
+        let key = id.to_string();
+        if calls.contains_key(&key) {
+            return false;
+        }
+        calls.insert(key, token);
+        true
+    }
+
+    /// Ends a tracked request with its outcome; nothing is sent for one
+    /// the client cancelled (basic/utilities/cancellation: the receiver
+    /// should not answer it).
+    pub fn finish(&self, id: Value, outcome: Result<Value, ErrorObject>) {
+        let token = lock(&self.calls).remove(&id.to_string());
+        if token.map_or(false, |t| t.is_cancelled()) {
+            return;
+        }
+        match outcome {
+            Ok(result) => self.reply(id, result),
+            Err(error) => self.reply_error(id, &error),
+        }
+    }
+
+    /// `notifications/cancelled` from the client: cancels the forwarded
+    /// request (the remote server is told).
+    pub fn cancel(&self, id: &Value) {
+        if let Some(token) = lock(&self.calls).get(&id.to_string()) {
+            token.cancel();
+        }
+    }
+
+    /// Cancels every request in flight: stdin ended.
+    pub fn cancel_all(&self) {
+        for token in lock(&self.calls).values() {
+            token.cancel();
+        }
+        // Requests to the client fail at once: it is gone.
+        lock(&self.asked).clear();
+    }
+
+    /// Sends the client a request (sampling, elicitation, roots) and waits
+    /// for its answer, at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// The client's error as [`Error::rpc`] (so that the remote server gets
+    /// it as sent), a timeout, or the client gone.
+    pub fn ask(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, Error> {
+        let id = format!("bridge-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (sender, answer) = sync_channel(1);
+        lock(&self.asked).insert(Value::from(id.as_str()).to_string(), sender);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let outcome = answer.recv_timeout(timeout);
+        lock(&self.asked).remove(&Value::from(id.as_str()).to_string());
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(Error::rpc(error)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                Err(Error::new(ErrorKind::Timeout {
+                    method: method.to_string(),
+                    after: timeout,
+                }))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Error::new(ErrorKind::Closed))
+            }
+        }
+    }
+
+    /// An answer from the client (`result` or `error`) to a request of
+    /// [`ask`](Self::ask); one to nothing asked is dropped.
+    pub fn answered(&self, id: &Value, message: &serde_json::Map<String, Value>) {
+        let waiting = lock(&self.asked).remove(&id.to_string());
+        let sender = match waiting {
+            Some(sender) => sender,
+            None => {
+                eprintln!(
+                    "mcp bridge: the client answered a request never sent ({})",
+                    id
+                );
+                return;
+            }
+        };
+        let answer = match (message.get("result"), message.get("error")) {
+            (Some(result), None) => Ok(result.clone()),
+            (None, Some(error)) => serde_json::from_value(error.clone())
+                .map_err(|_| ErrorObject::internal("the client answered with a malformed error")),
+            _ => Err(ErrorObject::internal(
+                "the client's answer has neither result nor error",
+            )),
+        };
+        let _ = sender.try_send(answer);
+    }
+}

@@ -1,0 +1,336 @@
+//! `mcp bridge --to URL`: a stdio MCP server for a local client (a desktop
+//! app's or an editor's config that can only start commands) that
+//! forwards every message to a remote Streamable HTTP server, and the
+//! server's messages back.
+//!
+//! The local side ([`local`]) reads one JSON-RPC message per line from
+//! stdin on the main thread and writes to stdout (basic/transports
+//! "stdio"); each request runs on a thread of its own, at most
+//! [`MAX_IN_FLIGHT`] at once. The remote side ([`remote`]) is the crate's
+//! [`Client`](tiny_mcp::Client), connected when the local client sends
+//! `initialize`. The local client speaks the `initialize` era (2024-11-05
+//! to 2025-11-25); the remote server may speak either era, and the
+//! server's requests (sampling, elicitation, roots), also those of a
+//! 2026-07-28 `input_required` round, reach the local client as requests.
+//! Closing stdin ends the bridge: requests in flight are cancelled and a
+//! 2025-11-25 session is ended with `DELETE`.
+
+mod local;
+mod remote;
+
+use std::io::{self, BufRead, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject};
+
+use self::local::Local;
+use self::remote::Remote;
+use crate::login;
+
+/// The largest message read from the local client (16 MiB, as the
+/// crate's own client and server allow); a longer line is answered with
+/// `-32600` and skipped.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Requests of the local client's forwarded at once; one more is
+/// answered with `-32603` at once.
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// How long requests still running when stdin closes get to finish and
+/// answer before they are cancelled (as the crate's stdio server gives
+/// its handlers, 1 s).
+const END_OF_INPUT_GRACE: Duration = Duration::from_secs(1);
+
+/// How long cancelled requests get to end before the remote session is
+/// ended anyway.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
+
+/// What `mcp bridge` was asked to do.
+#[derive(Debug)]
+pub struct Options {
+    /// `--to URL`: the remote Streamable HTTP endpoint.
+    pub url: String,
+    /// `--header "Name: value"`, repeatable.
+    pub headers: Vec<(String, String)>,
+    /// `--token TOKEN`: sent as a bearer token instead of logging in.
+    pub token: Option<String>,
+    /// `--era`: speak only this era to the remote server.
+    pub era: Option<Era>,
+    /// `--timeout SECONDS`: per request, and per request of the server's
+    /// to the local client. Default: 1 hour (the local client's own
+    /// timeout and cancellation come first).
+    pub timeout: Duration,
+    /// The login options shared with the other commands.
+    pub login: login::Options,
+}
+
+/// The bridge between the two sides.
+struct Bridge {
+    options: Options,
+    local: Arc<Local>,
+    remote: Mutex<Option<Arc<Remote>>>,
+    /// Requests running, and a signal from each that ends.
+    running: Arc<AtomicUsize>,
+    ended: (Sender<()>, Receiver<()>),
+}
+
+/// Runs the bridge until stdin ends; the process's exit code (0).
+pub fn run(options: Options) -> i32 {
+    let bridge = Bridge {
+        options,
+        local: Arc::new(Local::new()),
+        remote: Mutex::new(None),
+        running: Arc::new(AtomicUsize::new(0)),
+        ended: channel(),
+    };
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        match read_message(&mut input, &mut line) {
+            Ok(Some(true)) => bridge.receive(&line),
+            Ok(Some(false)) => bridge.local.reply_error(
+                Value::Null,
+                &ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("a message over {} bytes", MAX_MESSAGE_BYTES),
+                ),
+            ),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("mcp bridge: reading stdin failed: {}", e);
+                break;
+            }
+        }
+        if bridge.local.gone() {
+            eprintln!("mcp bridge: stdout is closed");
+            break;
+        }
+    }
+    bridge.close();
+    0
+}
+
+/// Reads the next line into `line`, without its line end: `Some(true)`,
+/// `Some(false)` when it was longer than [`MAX_MESSAGE_BYTES`] (the rest
+/// is skipped), `None` at the end of the input.
+fn read_message(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<bool>> {
+    line.clear();
+    let limit = MAX_MESSAGE_BYTES as u64 + 1;
+    let read = input.by_ref().take(limit).read_until(b'\n', line)?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        return Ok(Some(true));
+    }
+    if line.len() <= MAX_MESSAGE_BYTES {
+        // The last line, without a line end.
+        return Ok(Some(true));
+    }
+    // Skip to the end of the long line.
+    let mut rest = Vec::new();
+    while input
+        .by_ref()
+        .take(64 * 1024)
+        .read_until(b'\n', &mut rest)?
+        > 0
+    {
+        if rest.last() == Some(&b'\n') {
+            break;
+        }
+        rest.clear();
+    }
+    Ok(Some(false))
+}
+
+impl Bridge {
+    /// One message from the local client.
+    fn receive(&self, bytes: &[u8]) {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let message = match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(message)) => message,
+            Ok(Value::Array(_)) => {
+                return self.refuse(
+                    Value::Null,
+                    "batches are not supported (2025-06-18 removed them)",
+                )
+            }
+            Ok(_) => return self.refuse(Value::Null, "a message is a JSON object"),
+            Err(e) => {
+                let error = ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {}", e));
+                return self.local.reply_error(Value::Null, &error);
+            }
+        };
+        let method = message.get("method").and_then(Value::as_str);
+        match (method, message.get("id")) {
+            (Some(method), Some(id)) => {
+                self.request(id.clone(), method, message.get("params").cloned())
+            }
+            (Some(method), None) => self.notification(method, message.get("params")),
+            (None, Some(id)) => self.local.answered(id, &message),
+            (None, None) => self.refuse(
+                Value::Null,
+                "neither a request, a notification nor an answer",
+            ),
+        }
+    }
+
+    fn refuse(&self, id: Value, why: &str) {
+        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why.to_string());
+        self.local.reply_error(id, &error);
+    }
+
+    fn request(&self, id: Value, method: &str, params: Option<Value>) {
+        if method == "initialize" {
+            return self.initialize(id, params);
+        }
+        let remote = match self.remote(None) {
+            Ok(remote) => remote,
+            Err(error) => return self.local.reply_error(id, &error),
+        };
+        if self.running.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
+            let why = format!(
+                "the bridge is forwarding {} requests already",
+                MAX_IN_FLIGHT
+            );
+            return self.local.reply_error(id, &ErrorObject::internal(why));
+        }
+        let token = CancelToken::new();
+        if !self.local.track(&id, token.clone()) {
+            return self.refuse(id, "a request with this id is in flight already");
+        }
+        let local = Arc::clone(&self.local);
+        let running = Arc::clone(&self.running);
+        let ended = self.ended.0.clone();
+        let method = method.to_string();
+        running.fetch_add(1, Ordering::SeqCst);
+        let spawned = thread::Builder::new()
+            .name("mcp-bridge-request".into())
+            .spawn(move || {
+                let outcome = remote.forward(&method, params, &token, &local);
+                local.finish(id, outcome);
+                running.fetch_sub(1, Ordering::SeqCst);
+                let _ = ended.send(());
+            });
+        if let Err(e) = spawned {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            eprintln!("mcp bridge: cannot start a thread: {}", e);
+        }
+    }
+
+    /// `initialize`: connects to the remote server in the local client's
+    /// name, and answers with the server's capabilities and identity.
+    fn initialize(&self, id: Value, params: Option<Value>) {
+        let asked = params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str);
+        match self.remote(params.as_ref()) {
+            Ok(remote) => self.local.reply(id, remote.initialize_result(asked)),
+            Err(error) => self.local.reply_error(id, &error),
+        }
+    }
+
+    /// The remote server's client, connected on first use: with the
+    /// local client's `initialize` params when it sent them.
+    fn remote(&self, init: Option<&Value>) -> Result<Arc<Remote>, ErrorObject> {
+        let mut remote = self.remote.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(remote) = &*remote {
+            return Ok(Arc::clone(remote));
+        }
+        let connected = Remote::connect(&self.options, init, &self.local).map_err(|e| {
+            eprintln!(
+                "mcp bridge: {}: {}",
+                crate::without_query(&self.options.url),
+                e
+            );
+            remote::wire_error(&e)
+        })?;
+        let client = connected.client();
+        eprintln!(
+            "mcp bridge: connected to {} ({}, protocol {})",
+            crate::without_query(&self.options.url),
+            client.server_info().map_or("unnamed", |i| i.name.as_str()),
+            client.protocol_version()
+        );
+        let connected = Arc::new(connected);
+        *remote = Some(Arc::clone(&connected));
+        Ok(connected)
+    }
+
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            // The bridge's client sent its own when it connected.
+            "notifications/initialized" => {}
+            "notifications/cancelled" => {
+                if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                    self.local.cancel(id);
+                }
+            }
+            _ => {
+                let remote = self
+                    .remote
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                if let Some(remote) = remote {
+                    if let Err(e) = remote.client().notify(method, params.cloned()) {
+                        eprintln!("mcp bridge: {} not forwarded: {}", method, e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stdin ended: gives what runs [`END_OF_INPUT_GRACE`] to answer,
+    /// cancels the rest, and closes the remote connection (a 2025-11-25
+    /// session gets its `DELETE`).
+    fn close(self) {
+        self.wait_for_requests(END_OF_INPUT_GRACE);
+        self.local.cancel_all();
+        self.wait_for_requests(CANCEL_WAIT);
+        let remote = self.remote.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(remote) = remote.and_then(|r| Arc::try_unwrap(r).ok()) {
+            remote.close();
+        }
+    }
+}
+
+impl Bridge {
+    /// Waits until no request runs, at most `wait`.
+    fn wait_for_requests(&self, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while self.running.load(Ordering::SeqCst) > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.ended.1.recv_timeout(left).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// `"Name: value"` of `--header`.
+///
+/// # Errors
+///
+/// A usage message when there is no colon.
+pub fn header(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!("--header takes \"Name: value\", not {}", text)),
+    }
+}

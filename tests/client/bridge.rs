@@ -1,0 +1,269 @@
+//! `mcp bridge --to URL` run as a child process between a local stdio
+//! client (the crate's own, speaking 2025-11-25 over the bridge's stdin
+//! and stdout) and a remote Streamable HTTP server (the `everything`
+//! example, or a scripted fake), in both remote eras: calls, the server's
+//! requests (client/sampling, client/elicitation, client/roots),
+//! progress, cancellation, a restarted server, the end of stdin, the
+//! bridge's headers, and malformed local input.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use tiny_mcp::{CallOptions, CancelToken, Client, Era};
+
+use super::fake::{self, Fake, Reply, Request};
+use super::{builder, text};
+use crate::support::{mcp_path, Example, WAIT};
+
+fn era_name(era: Era) -> &'static str {
+    match era {
+        Era::V2025_11_25 => "2025-11-25",
+        _ => "2026-07-28",
+    }
+}
+
+/// The bridge's command line to `url`, speaking `era` to it.
+fn bridge_command(url: &str, era: Era, extra: &[&str]) -> Command {
+    let mut command = Command::new(mcp_path());
+    command
+        .args(["bridge", "--to", url, "--era", era_name(era)])
+        .args(extra)
+        .env("XDG_CONFIG_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
+}
+
+/// The local client, through the bridge, to the example at `addr`.
+fn bridged(addr: std::net::SocketAddr, era: Era) -> Client {
+    let url = format!("http://{}/mcp", addr);
+    builder()
+        .era(Era::V2025_11_25)
+        .connect_stdio(bridge_command(&url, era, &[]))
+        .expect("connect through the bridge")
+}
+
+/// The example's `session_info`, as JSON.
+fn session_info(client: &Client) -> Value {
+    let info = client
+        .call_tool("session_info", json!({}))
+        .expect("session_info");
+    serde_json::from_str(&text(&info)).expect("session_info is JSON")
+}
+
+// The remote server sees the local client's identity and capabilities
+// and speaks its own era to the bridge; the local client gets the remote
+// server's identity and the version it asked for (basic/lifecycle
+// "Initialization"); calls and the server's requests cross both ways.
+#[test]
+fn calls_and_server_requests_cross_the_bridge_in_both_remote_eras() {
+    let example = Example::start(&[]);
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let c = bridged(example.addr, era);
+        assert_eq!(c.protocol_version(), "2025-11-25");
+        assert_eq!(c.server_info().unwrap().name, "tiny-mcp-everything");
+        let info = session_info(&c);
+        assert_eq!(info["protocolVersion"], era_name(era));
+        assert_eq!(info["clientInfo"]["name"], "tiny-mcp-client-test");
+        assert!(
+            info["clientCapabilities"]["sampling"].is_object(),
+            "{}",
+            info
+        );
+        let tools = c.list_tools().unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+        let echoed = c.call_tool("echo", json!({"text": "over"})).unwrap();
+        assert_eq!(text(&echoed), "over");
+        let sampled = c
+            .call_tool("test_sampling", json!({"prompt": "hello"}))
+            .unwrap();
+        assert_eq!(text(&sampled), "LLM response: echo of hello", "{:?}", era);
+        let elicited = c
+            .call_tool("test_elicitation", json!({"message": "who?"}))
+            .unwrap();
+        assert!(
+            text(&elicited).contains("ada@example.com"),
+            "{}",
+            text(&elicited)
+        );
+        let roots = c.call_tool("test_roots", Value::Null).unwrap();
+        assert!(text(&roots).contains("file:///work"), "{}", text(&roots));
+        // The remote server's JSON-RPC error arrives as it sent it.
+        let err = c.call_tool("no_such_tool", json!({})).unwrap_err();
+        assert!(err.to_string().contains("no_such_tool"), "{}", err);
+        // HTTP-4 (2026-07-28): Mcp-Param-* headers, learnt by the bridge.
+        let region = c
+            .call_tool("test_custom_header", json!({"region": "eu-west"}))
+            .unwrap();
+        assert!(text(&region).contains("eu-west"), "{}", text(&region));
+    }
+}
+
+// basic/utilities/progress and cancellation: the server's progress comes
+// back under the local client's token, and a cancel from the local client
+// cancels the remote handler (it counts the handlers it saw cancelled).
+#[test]
+fn progress_and_cancellation_cross_the_bridge() {
+    let example = Example::start(&[]);
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let c = bridged(example.addr, era);
+        let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let s = Arc::clone(&seen);
+        let options = CallOptions::new().on_progress(move |p| s.lock().push(p.progress));
+        c.call_tool_with("test_tool_with_progress", Value::Null, &options)
+            .unwrap();
+        assert_eq!(*seen.lock(), vec![0.0, 50.0, 100.0], "{:?}", era);
+
+        let before = session_info(&c)["cancelledHandlers"].as_u64().unwrap();
+        let token = CancelToken::new();
+        let cancel = token.clone();
+        let options = CallOptions::new()
+            .cancel_token(token)
+            .on_progress(move |_| cancel.cancel());
+        let err = c
+            .call_tool_with("slow", json!({"seconds": 30}), &options)
+            .unwrap_err();
+        assert!(err.is_cancelled(), "{:?}", err);
+        // The remote handler sees its cancellation within a step (100 ms).
+        let deadline = Instant::now() + WAIT;
+        while session_info(&c)["cancelledHandlers"].as_u64().unwrap() == before {
+            assert!(
+                Instant::now() < deadline,
+                "the remote handler was not cancelled ({:?})",
+                era
+            );
+        }
+    }
+}
+
+// basic/transports "Session Management": a restarted server has forgotten
+// the session; the bridge starts a new one and the local client's next
+// call succeeds, its own session untouched.
+#[test]
+fn a_restarted_remote_server_is_met_with_a_new_session() {
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let example = Example::start(&[]);
+        let addr = example.addr;
+        let c = bridged(addr, era);
+        assert_eq!(
+            text(&c.call_tool("echo", json!({"text": "one"})).unwrap()),
+            "one"
+        );
+        drop(example);
+        let _restarted = Example::start_on(addr, &[]);
+        let again = c.call_tool("echo", json!({"text": "two"})).unwrap();
+        assert_eq!(text(&again), "two", "{:?}", era);
+        assert!(!c.list_tools().unwrap().is_empty());
+    }
+}
+
+/// A 2025-11-25 server that answers everything with an empty result.
+fn plain_fake() -> Fake {
+    Fake::start(|request: &Request| {
+        if let Some(reply) = fake::handshake_2025(request) {
+            return reply;
+        }
+        match request.method.as_str() {
+            "GET" => Reply::Keep(fake::answer(405, "text/plain", "", "")),
+            "DELETE" => Reply::Keep(fake::answer(200, "application/json", "", "")),
+            _ if request.json().get("id").is_none() => Reply::Keep(fake::accepted()),
+            _ => Reply::Keep(fake::json(&fake::result(request, "{}"), "")),
+        }
+    })
+}
+
+/// The bridge with piped stdio, to `url`.
+fn spawn_bridge(url: &str, extra: &[&str]) -> Child {
+    bridge_command(url, Era::V2025_11_25, extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the bridge")
+}
+
+/// Writes `lines` to the bridge, closes its stdin, and returns what it
+/// wrote, once it ended (within [`WAIT`] doubled).
+fn run_bridge(mut child: Child, lines: &[&str]) -> (Vec<Value>, std::process::ExitStatus) {
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{}", line).unwrap();
+    }
+    drop(stdin);
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let read: Vec<Value> = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .map(|line| serde_json::from_str(&line).expect("the bridge writes JSON lines"))
+            .collect();
+        let _ = tx.send((read, child.wait()));
+    });
+    let (read, status) = rx.recv_timeout(WAIT * 2).expect("the bridge ended");
+    (read, status.unwrap())
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+// The end of stdin ends the bridge (exit 0) after it answered what it was
+// sent, and the remote session is ended with DELETE (basic/transports
+// "Session Management"); --header and --token go on every request.
+#[test]
+fn the_end_of_stdin_ends_the_bridge_and_the_remote_session() {
+    let server = plain_fake();
+    let child = spawn_bridge(
+        &server.url("/mcp"),
+        &["--header", "X-Tenant: blue", "--token", "t-1"],
+    );
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let (read, status) = run_bridge(child, &[INITIALIZE, ping]);
+    assert!(status.success(), "{:?}", status);
+    assert_eq!(read[0]["id"], 1);
+    assert_eq!(read[0]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(read[1], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    let requests = server.requests();
+    assert_eq!(requests.last().map(|r| r.method.as_str()), Some("DELETE"));
+    for request in &requests {
+        assert_eq!(request.header("x-tenant"), Some("blue"), "{:?}", request);
+        assert_eq!(request.header("authorization"), Some("Bearer t-1"));
+    }
+}
+
+// basic/index (JSON-RPC): what the local client sends that is not a
+// message gets -32700 or -32600, and the bridge goes on.
+#[test]
+fn malformed_local_input_is_answered_and_the_bridge_goes_on() {
+    let server = plain_fake();
+    let child = spawn_bridge(&server.url("/mcp"), &[]);
+    let lines = ["not json", "[1, 2]", "{}", "7", INITIALIZE];
+    let (read, status) = run_bridge(child, &lines);
+    assert!(status.success());
+    let codes: Vec<i64> = read[..4]
+        .iter()
+        .map(|m| m["error"]["code"].as_i64().unwrap())
+        .collect();
+    assert_eq!(codes, [-32700, -32600, -32600, -32600], "{:?}", read);
+    assert!(read[..4].iter().all(|m| m["id"].is_null()));
+    assert_eq!(read[4]["result"]["serverInfo"]["name"], "fake");
+}
+
+// A remote server that cannot be reached: initialize gets an error that
+// names it, not a hang.
+#[test]
+fn an_unreachable_remote_server_fails_initialize_with_its_address() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{}/mcp", port);
+    let (read, status) = run_bridge(spawn_bridge(&url, &[]), &[INITIALIZE]);
+    assert!(status.success());
+    let message = read[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", port)),
+        "{}",
+        message
+    );
+}
