@@ -158,6 +158,43 @@ fn a_restarted_remote_server_is_met_with_a_new_session() {
     }
 }
 
+// Change notifications reach the local client: the remote session's GET
+// stream (2025-11-25), or the bridge's subscriptions/listen stream
+// (2026-07-28, LISTEN-3), which names the resources the local client
+// subscribed to (server/resources "Subscriptions"). The listen stream is
+// opened after initialize, so changes are made until one arrives.
+#[test]
+fn change_notifications_and_subscriptions_cross_the_bridge() {
+    let example = Example::start(&[]);
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let url = format!("http://{}/mcp", example.addr);
+        let c = builder()
+            .era(Era::V2025_11_25)
+            .on_notification(move |n| {
+                let _ = tx.send(n.method.clone());
+            })
+            .connect_stdio(bridge_command(&url, era, &[]))
+            .expect("connect through the bridge");
+        c.subscribe(WATCHED).expect("subscribe");
+        let mut seen = std::collections::BTreeSet::new();
+        let deadline = Instant::now() + WAIT * 2;
+        while seen.len() < 2 {
+            assert!(Instant::now() < deadline, "{:?}: only {:?}", era, seen);
+            c.call_tool("notify_changed", Value::Null).unwrap();
+            while let Ok(method) = rx.recv_timeout(std::time::Duration::from_millis(200)) {
+                if method.ends_with("tools/list_changed") || method.ends_with("resources/updated") {
+                    seen.insert(method);
+                }
+            }
+        }
+        c.unsubscribe(WATCHED).expect("unsubscribe");
+    }
+}
+
+/// The resource of the example that `notify_changed` says was updated.
+const WATCHED: &str = "test://watched-resource";
+
 /// A 2025-11-25 server that answers everything with an empty result.
 fn plain_fake() -> Fake {
     Fake::start(|request: &Request| {

@@ -267,6 +267,15 @@ impl Bridge {
         );
         let connected = Arc::new(connected);
         *remote = Some(Arc::clone(&connected));
+        // The first listen stream of a 2026-07-28 server is acknowledged
+        // before it counts: the local client's `initialize` does not wait.
+        let listener = Arc::clone(&connected);
+        let spawned = thread::Builder::new()
+            .name("mcp-bridge-listen".into())
+            .spawn(move || listener.listen_for_changes());
+        if let Err(e) = spawned {
+            eprintln!("mcp bridge: no change notifications: {}", e);
+        }
         Ok(connected)
     }
 

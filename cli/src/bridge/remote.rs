@@ -86,12 +86,10 @@ impl Remote {
             None => builder.oauth(options.login.oauth()),
         };
         let client = builder.connect_http(&options.url)?;
-        let remote = Remote {
+        Ok(Remote {
             client,
             listening: Mutex::new((BTreeSet::new(), None)),
-        };
-        remote.listen_for_changes();
-        Ok(remote)
+        })
     }
 
     pub fn client(&self) -> &Client {
@@ -175,8 +173,10 @@ impl Remote {
     /// `subscriptions/listen` stream: its list changes, as its
     /// capabilities offer them, and the resources the local client
     /// subscribed to. 2025-11-25 servers use the session's GET stream,
-    /// which the client opens itself.
-    fn listen_for_changes(&self) {
+    /// which the client opens itself. Waits for the server's
+    /// acknowledgement (LISTEN-3): called on a thread of its own after
+    /// connecting.
+    pub fn listen_for_changes(&self) {
         if !self.v2026() {
             return;
         }
