@@ -87,9 +87,11 @@ step tiny-http bash -c \
 step schemars bash -c \
     'cargo clippy --all-targets --features schemars -- -D warnings && cargo test --features schemars --lib --test tests authoring:: && cargo test --features schemars --lib protocol::schema:: && cargo test --features schemars --doc protocol/schema.rs'
 # The `mcp` command (cli/, package tiny-mcp-cli): clippy with and without
-# https://, and its tests, which run the binary.
+# https://, its own tests, and `cargo install --path cli` as the README
+# says (a debug build into target/install, reusing this tree's build);
+# the integration tests run the binary (tests/client/bridge.rs, mcp_cli.rs).
 step cli bash -c \
-    'cargo clippy -p tiny-mcp-cli --all-targets -- -D warnings && cargo clippy -p tiny-mcp-cli --all-targets --features tls -- -D warnings && cargo test -p tiny-mcp-cli'
+    'cargo clippy -p tiny-mcp-cli --all-targets -- -D warnings && cargo clippy -p tiny-mcp-cli --all-targets --features tls -- -D warnings && cargo test -p tiny-mcp-cli && CARGO_TARGET_DIR=target cargo install --quiet --debug --locked --force --path cli --root target/install && target/install/bin/mcp --help | grep -q "mcp bridge"'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py

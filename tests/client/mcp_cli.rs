@@ -533,3 +533,39 @@ fn run_to_end(child: std::process::Child) -> Output {
         Err(_) => panic!("mcp did not end within {:?}", BOUND),
     }
 }
+
+// `mcp --help` names every command, and `mcp bridge --help` the same text.
+#[test]
+fn help_lists_every_command() {
+    let commands = [
+        "info",
+        "ping",
+        "tools",
+        "call",
+        "resources",
+        "read",
+        "prompts",
+        "prompt",
+        "complete",
+        "login",
+        "logout",
+        "bridge",
+    ];
+    for args in [&["--help"][..], &["bridge", "--help"]] {
+        let out = mcp(args);
+        assert!(out.status.success(), "{:?}", out);
+        let usage = String::from_utf8_lossy(&out.stdout);
+        let section = usage.split("commands:").nth(1).unwrap_or("");
+        let words: Vec<&str> = section
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .collect();
+        for command in commands {
+            assert!(
+                words.contains(&command),
+                "{} is not listed:\n{}",
+                command,
+                usage
+            );
+        }
+    }
+}
