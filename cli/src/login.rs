@@ -4,7 +4,8 @@
 //!
 //! The user is reached through a [`LoopbackBrowser`]: the authorization
 //! URL is printed on stderr and, when `BROWSER` is set, given to that
-//! command as its last argument; the login ends when the browser comes
+//! command as its last argument (unset: the platform's opener, see
+//! [`system_opener`]; empty: none); the login ends when the browser comes
 //! back to the listener on `127.0.0.1`.
 //!
 //! Spec: basic/authorization (2025-11-25; 2026-07-28).
@@ -198,7 +199,11 @@ fn show_url(url: &str) {
     );
     let line = match std::env::var("BROWSER") {
         Ok(line) if !line.trim().is_empty() => line,
-        _ => return,
+        Ok(_) => return,
+        Err(_) => match system_opener() {
+            Some(opener) => opener.to_string(),
+            None => return,
+        },
     };
     let mut words = line.split_whitespace();
     let mut command = match words.next() {
@@ -215,6 +220,24 @@ fn show_url(url: &str) {
         Ok(child) => reap(child, line),
         Err(e) => eprintln!("mcp: warning: cannot run BROWSER ({}): {}", line, e),
     }
+}
+
+/// The platform's command that opens a URL in the user's browser, when
+/// `BROWSER` is not set (an empty `BROWSER` opens nothing): `xdg-open`
+/// where it is installed (Linux, the BSDs), `open` on macOS. None
+/// elsewhere: the URL is on stderr.
+fn system_opener() -> Option<&'static str> {
+    let candidates: &[&str] = if cfg!(target_os = "macos") {
+        &["/usr/bin/open"]
+    } else if cfg!(unix) {
+        &["/usr/bin/xdg-open", "/usr/local/bin/xdg-open"]
+    } else {
+        &[]
+    };
+    candidates
+        .iter()
+        .find(|path| std::path::Path::new(path).exists())
+        .copied()
 }
 
 /// Waits for the `BROWSER` command on a thread of its own, so that the

@@ -81,7 +81,8 @@ login (HTTP; OAuth when the server answers 401, for any command):
   --login-timeout SECONDS
                       how long to wait for the browser to come back (default 300)
   BROWSER             environment: a command to open the login URL with (its words,
-                      then the URL); the URL is printed on stderr either way
+                      then the URL); unset: xdg-open or open where installed; empty:
+                      none. The URL is printed on stderr either way
 commands:
   info | ping | tools | resources | prompts
   call NAME [key=value | key:=JSON ...] | call NAME --json '{...}'
