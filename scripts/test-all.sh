@@ -5,7 +5,9 @@
 #   Python SDK interop tests over stdio and HTTP, the client against servers
 #   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
 #   three modes, rmcp, FastMCP, server-filesystem, server-memory), the Python SDK's OAuth
-#   client against the protected example (both eras), three instances
+#   client against the protected example (both eras), the Python SDK's
+#   stdio client through `mcp bridge` to the example over HTTP (both
+#   remote eras, with and without OAuth), three instances
 #   behind nginx with a Redis bus, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
 #   example, a build with Debian's rustc 1.63 (locked), a build at the
@@ -101,6 +103,7 @@ if [ "$QUICK" = 0 ]; then
     step interop-python bash scripts/interop/interop-python.sh
     step interop-oauth bash scripts/interop/interop-oauth.sh
     scratch "${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
+    step interop-bridge bash scripts/interop/interop-bridge.sh
     step interop-client bash scripts/interop/interop-client.sh
     scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
     step multi-instance bash scripts/check/multi-instance.sh

@@ -109,26 +109,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Starts the authorization server on a free port; sets AS_PID and AS_URL.
-start_as() {
-  local port
-  port=$(free_port)
-  AS_URL="http://127.0.0.1:$port"
-  "$VENV/bin/python" "$PY_DIR/oauth.py" serve-as --port "$port" &
-  AS_PID=$!
-  wait_http "$AS_PID" "$AS_URL/.well-known/oauth-authorization-server" 200 "authorization server"
-}
-
-# Starts the MCP server on a free port, protected by the authorization server; sets
-# SERVER_PID and URL.
-start_server() {
-  local port
-  port=$(free_port)
-  URL="http://127.0.0.1:$port/mcp"
-  "$BIN" --http "127.0.0.1:$port" --introspect "$AS_URL/introspect" --auth-issuer "$AS_URL" &
-  SERVER_PID=$!
-  wait_http "$SERVER_PID" "$URL" any "server"
-}
+# Starts the MCP server on a free port, protected by the authorization server (start_as
+# of lib/python-interop.sh); sets SERVER_PID and URL.
+start_server() { start_everything --introspect "$AS_URL/introspect" --auth-issuer "$AS_URL"; }
 
 total_passed=0
 total_failed=0

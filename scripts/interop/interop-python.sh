@@ -67,14 +67,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Starts the server on a free port; sets SERVER_PID and URL.
-start_server() {
-  local port
-  port=$(free_port)
-  "$BIN" --http "127.0.0.1:$port" &
-  SERVER_PID=$!
-  URL="http://127.0.0.1:$port/mcp"
-  wait_http "$SERVER_PID" "$URL" any "server"
-}
+start_server() { start_everything; }
 
 # --- runs ---
 total_passed=0

@@ -3,11 +3,20 @@
 # ../measure/bench-client.sh.
 #
 # Reads: ROOT, PY_DIR, VENV, STAMP, PYTHON, TAG (message prefix), and
-# EVERYTHING_BIN (optional). ensure_venv makes the virtualenv; example_bin
+# EVERYTHING_BIN (optional); PY_DIR, VENV, STAMP and PYTHON default to
+# tests/interop/python, its .venv, the stamp in it, and $INTEROP_PYTHON
+# (else python3). ensure_venv makes the virtualenv; example_bin
 # sets BIN; stop_pid stops and reaps one process; free_port prints a free
-# loopback port; wait_http waits for a process to answer HTTP; run_counted
-# runs a client and adds its `N passed, M failed` to total_passed and
-# total_failed (reads OUT and RUN_TIMEOUT).
+# loopback port; wait_http waits for a process to answer HTTP;
+# start_everything starts BIN over HTTP (sets SERVER_PID and URL) and
+# start_as the test authorization server (sets AS_PID and AS_URL);
+# run_counted runs a client and adds its `N passed, M failed` to
+# total_passed and total_failed (reads OUT and RUN_TIMEOUT).
+
+PY_DIR=${PY_DIR:-$ROOT/tests/interop/python}
+VENV=${VENV:-$PY_DIR/.venv}
+STAMP=${STAMP:-$VENV/.interop-stamp}
+PYTHON=${PYTHON:-${INTEROP_PYTHON:-python3}}
 
 # The virtualenv: made or refreshed only when its stamp (Python version and
 # requirements.txt) is missing or stale.
@@ -85,6 +94,28 @@ EOF
   done
   echo "$TAG: $what did not answer on $url within 10 s" >&2
   return 1
+}
+
+# Starts $BIN --http on a free loopback port with the options $@; sets
+# SERVER_PID and URL (http://127.0.0.1:PORT/mcp).
+start_everything() {
+  local port
+  port=$(free_port)
+  URL="http://127.0.0.1:$port/mcp"
+  "$BIN" --http "127.0.0.1:$port" "$@" &
+  SERVER_PID=$!
+  wait_http "$SERVER_PID" "$URL" any "server"
+}
+
+# Starts the test authorization server (tests/interop/python/oauth.py
+# serve-as) on a free loopback port; sets AS_PID and AS_URL.
+start_as() {
+  local port
+  port=$(free_port)
+  AS_URL="http://127.0.0.1:$port"
+  "$VENV/bin/python" "$PY_DIR/oauth.py" serve-as --port "$port" &
+  AS_PID=$!
+  wait_http "$AS_PID" "$AS_URL/.well-known/oauth-authorization-server" 200 "authorization server"
 }
 
 # Runs one client command ($3...) under a timeout and adds its summary to the totals;

@@ -11,6 +11,7 @@ import traceback
 from typing import Any, Awaitable, Callable
 
 import anyio
+import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 CHECK_TIMEOUT = 30.0  # seconds, per check
@@ -18,9 +19,11 @@ CHECK_TIMEOUT = 30.0  # seconds, per check
 
 class Report:
     """Prints `ok NAME`, `FAIL NAME: why` and `note TEXT` lines, then one
-    `N passed, M failed` summary line (the scripts read it)."""
+    `N passed, M failed` summary line (the scripts read it). `ok_word` is
+    what a passed check's line starts with (bridge.py prints `PASS`)."""
 
     def __init__(self) -> None:
+        self.ok_word = "ok"
         self.passed = 0
         self.failed = 0
         self.lock = threading.Lock()
@@ -29,7 +32,7 @@ class Report:
     def ok(self, name: str) -> None:
         with self.lock:
             self.passed += 1
-            print(f"ok {name}", flush=True)
+            print(f"{self.ok_word} {name}", flush=True)
 
     def fail(self, name: str, reason: str) -> None:
         reason = " ".join(str(reason).split()) or "(no message)"
@@ -91,6 +94,22 @@ async def check(name: str, body: Callable[[], Awaitable[Any]], timeout: float = 
 def expect(condition: bool, message: str) -> None:
     if not condition:
         raise AssertionError(message)
+
+
+def prompt_text(params: Any) -> str:
+    """The text blocks of a sampling request's messages, joined by spaces."""
+    texts = []
+    for message in params.messages:
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        texts.extend(block.text for block in blocks if getattr(block, "type", None) == "text")
+    return " ".join(texts)
+
+
+def sampling_result(text: str, model: str) -> types.CreateMessageResult:
+    """A sampling callback's answer: `text` from the assistant, as `model`."""
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=text), model=model, stop_reason="endTurn"
+    )
 
 
 def short(value: Any, limit: int = 300) -> str:

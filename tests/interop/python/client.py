@@ -40,7 +40,7 @@ from mcp.client import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from checks import REPORT, check, describe, expect, run_bounded, short
+from checks import REPORT, check, describe, expect, prompt_text, run_bounded, sampling_result, short
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -185,20 +185,10 @@ class Callbacks:
     async def on_sampling(
         self, context: Any, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
-        texts = []
-        for message in params.messages:
-            content = message.content
-            blocks = content if isinstance(content, list) else [content]
-            texts.extend(block.text for block in blocks if isinstance(block, types.TextContent))
-        prompt = " ".join(texts)
+        prompt = prompt_text(params)
         self.sampling.append(prompt)
         answer = "Paris" if "capital of France" in prompt else SAMPLING_ANSWER
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text=answer),
-            model="interop-model",
-            stop_reason="endTurn",
-        )
+        return sampling_result(answer, "interop-model")
 
     async def on_elicitation(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         if isinstance(params, types.ElicitRequestURLParams):
