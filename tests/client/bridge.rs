@@ -286,6 +286,36 @@ fn malformed_local_input_is_answered_and_the_bridge_goes_on() {
     assert_eq!(read[4]["result"]["serverInfo"]["name"], "fake");
 }
 
+// The local side speaks the initialize era: a client that probes with
+// server/discover first (the 2026-07-28 handshake; the Python SDK's
+// default mode) gets -32601, as from any server of that era, and falls
+// back to initialize. The probe neither reaches the remote server nor
+// connects to it without the client's identity and capabilities.
+#[test]
+fn server_discover_from_the_local_client_is_method_not_found() {
+    let server = plain_fake();
+    let child = spawn_bridge(&server.url("/mcp"), &[]);
+    let discover = r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{}}"#;
+    let (read, status) = run_bridge(child, &[discover, INITIALIZE]);
+    assert!(status.success());
+    assert_eq!(read[0]["id"], 0, "{:?}", read);
+    assert_eq!(read[0]["error"]["code"], -32601, "{:?}", read);
+    assert_eq!(read[1]["result"]["protocolVersion"], "2025-06-18");
+    let posted: Vec<Value> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.json())
+        .collect();
+    assert!(
+        posted.iter().all(|m| m["method"] != "server/discover"),
+        "{:?}",
+        posted
+    );
+    let init = posted.iter().find(|m| m["method"] == "initialize").unwrap();
+    assert_eq!(init["params"]["clientInfo"]["name"], "raw", "{}", init);
+}
+
 // A remote server that cannot be reached: initialize gets an error that
 // names it, not a hang.
 #[test]

@@ -196,6 +196,14 @@ impl Bridge {
         if method == "initialize" {
             return self.initialize(id, params);
         }
+        if method == "server/discover" {
+            // The local side speaks the initialize era: a client that
+            // probes the 2026-07-28 handshake first falls back to
+            // `initialize` on -32601, as from any server of that era.
+            let why = "server/discover: the bridge speaks the initialize era (2025-11-25)";
+            let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, why.to_string());
+            return self.local.reply_error(id, &error);
+        }
         let remote = match self.remote(None) {
             Ok(remote) => remote,
             Err(error) => return self.local.reply_error(id, &error),
