@@ -268,6 +268,29 @@ fn the_end_of_stdin_ends_the_bridge_and_the_remote_session() {
     }
 }
 
+// The session is ended also when stdin closes right behind a request: the
+// request's thread lets go of the remote connection before it says it is
+// done, so that closing it is not skipped (several runs: it was a race).
+#[test]
+fn the_remote_session_is_ended_right_after_the_last_answer() {
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    for run in 0..20 {
+        let server = plain_fake();
+        let child = spawn_bridge(&server.url("/mcp"), &[]);
+        let (read, status) = run_bridge(child, &[INITIALIZE, ping]);
+        assert!(status.success());
+        assert_eq!(read.len(), 2, "{:?}", read);
+        let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
+        assert_eq!(
+            methods.last().map(String::as_str),
+            Some("DELETE"),
+            "run {}: {:?}",
+            run,
+            methods
+        );
+    }
+}
+
 // basic/index (JSON-RPC): what the local client sends that is not a
 // message gets -32700 or -32600, and the bridge goes on.
 #[test]

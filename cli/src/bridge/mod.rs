@@ -228,6 +228,9 @@ impl Bridge {
             .name("mcp-bridge-request".into())
             .spawn(move || {
                 let outcome = remote.forward(&method, params, &token, &local);
+                // Let go of the connection before saying so: `close`
+                // closes it only when it holds the last reference.
+                drop(remote);
                 local.finish(id, outcome);
                 running.fetch_sub(1, Ordering::SeqCst);
                 let _ = ended.send(());
@@ -277,6 +280,11 @@ impl Bridge {
         *remote = Some(Arc::clone(&connected));
         // The first listen stream of a 2026-07-28 server is acknowledged
         // before it counts: the local client's `initialize` does not wait.
+        // None for a 2025-11-25 server (the thread would hold the
+        // connection, and `close` could then not end the session).
+        if connected.client().era() != Era::V2026_07_28 {
+            return Ok(connected);
+        }
         let listener = Arc::clone(&connected);
         let spawned = thread::Builder::new()
             .name("mcp-bridge-listen".into())
