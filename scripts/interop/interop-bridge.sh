@@ -21,12 +21,13 @@
 #   plain:  everything --http ADDR
 #   oauth:  everything --http ADDR --introspect AS/introspect --auth-issuer AS
 # with the test authorization server (`oauth.py serve-as`, approves at once, scope
-# mcp:tools) on another free port for the whole run. tests/interop/python/bridge.py drives
-# the bridge with the SDK's stdio client (see there for the checks: initialize, era, tools,
-# echo, progress, sampling, elicitation, roots, cancel, after-cancel, disconnect). In the
-# oauth runs the bridge logs in with scripts/interop/lib/headless-browser.py as BROWSER
-# and a fresh --token-file (check `login`), then a second run on the same server and
-# token file must use the kept token: no BROWSER run, no login URL (check `no-login`).
+# mcp:tools) on another free port for the whole run. tests/interop/python/bridge.py
+# drives the bridge with the SDK's stdio client (see there for the checks: initialize,
+# era, tools, echo, progress, sampling, elicitation, roots, cancel, after-cancel,
+# auto-mode, disconnect). In the oauth runs the bridge logs in with
+# scripts/interop/lib/headless-browser.py as BROWSER and a fresh --token-file (check
+# `login`), then a second run on the same server and token file must use the kept
+# token: no BROWSER run, no login URL (check `no-login`).
 #
 # Prints one `PASS`/`FAIL` line per check, labelled bridge/ERA/SERVER/CHECK (ERA v2025 or
 # v2026, SERVER plain, oauth or oauth-reuse), and, last, `interop-bridge: N passed, M
@@ -45,7 +46,7 @@ for arg in "$@"; do
     --v2026) modes+=(v2026) ;;
     --plain) servers+=(plain) ;;
     --oauth) servers+=(oauth) ;;
-    -h | --help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [--v2025 | --v2026] [--plain | --oauth]" >&2; exit 2 ;;
   esac
 done

@@ -30,8 +30,11 @@ each named LABEL/CHECK:
   scope: the SDK sends ``notifications/cancelled``) once progress arrived; the
   server's handler sees the cancellation (``session_info`` cancelledHandlers);
 - after-cancel: the bridge still answers (``echo``, a short ``slow`` call);
-- disconnect: the client closes cleanly, no transport errors, no panic in
-  the bridge's stderr.
+- auto-mode: a second bridge, and the SDK in its default mode (``mode="auto"``):
+  its ``server/discover`` probe gets -32601 and it falls back to ``initialize``
+  (2025-11-25); the server sees ERA, and sampling works;
+- disconnect: the first client closed cleanly, no transport errors, no panic
+  in the bridge's stderr.
 
 The bridge's stderr is kept in a file next to the token file and printed as
 ``note`` lines when a check failed. Passed checks print ``PASS <label>``,
@@ -269,19 +272,37 @@ class Run:
             REPORT.fail(name, why)
 
 
+def make_client(r: Run, errlog: Any, mode: str) -> Client:
+    return Client(
+        stdio_client(r.params(), errlog=errlog),
+        mode=mode,  # type: ignore[arg-type]
+        read_timeout_seconds=60.0,  # initialize may wait for the login
+        sampling_callback=r.cb.on_sampling,
+        elicitation_callback=r.cb.on_elicitation,
+        list_roots_callback=r.cb.on_list_roots,
+        message_handler=r.cb.on_message,
+        client_info=types.Implementation(name="tiny-mcp-bridge-interop", version="2.3.0"),
+    )
+
+
+async def auto_mode(r: Run, errlog: Any) -> None:
+    """The SDK's default mode probes server/discover first; the bridge answers -32601 as a
+    server of the initialize era, and the SDK falls back to initialize (a second bridge)."""
+    async with make_client(r, errlog, "auto") as client:
+        session = client.session
+        expect(client.protocol_version == LOCAL_VERSION, f"negotiated {client.protocol_version!r}")
+        expect(session.initialize_result is not None and session.discover_result is None, "no fallback to initialize")
+        info = await r.session_info(client)
+        expect(info.get("protocolVersion") == r.args.era, f"the server saw {info.get('protocolVersion')!r}")
+        result = await client.call_tool("test_sampling", {"prompt": "auto mode"})
+        expect(f"LLM response: {SAMPLING_ANSWER}" in text_of(result), f"result {text_of(result)!r}")
+
+
 async def run(args: argparse.Namespace) -> None:
     r = Run(args)
     with open(r.stderr_path, "w", encoding="utf-8") as errlog:
-        client = Client(
-            stdio_client(r.params(), errlog=errlog),
-            mode="legacy",  # the bridge's local side speaks the initialize era
-            read_timeout_seconds=60.0,  # initialize may wait for the login
-            sampling_callback=r.cb.on_sampling,
-            elicitation_callback=r.cb.on_elicitation,
-            list_roots_callback=r.cb.on_list_roots,
-            message_handler=r.cb.on_message,
-            client_info=types.Implementation(name="tiny-mcp-bridge-interop", version="2.3.0"),
-        )
+        # The bridge's local side speaks the initialize era: the SDK's 2025-11-25 mode.
+        client = make_client(r, errlog, "legacy")
         phase = "initialize"
         try:
             async with client:
@@ -301,6 +322,7 @@ async def run(args: argparse.Namespace) -> None:
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             REPORT.fail(r.name(phase), describe(exc))
             phase = "failed"
+        await check(r.name("auto-mode"), lambda: auto_mode(r, errlog), timeout=90)
     if phase == "disconnect":
         stderr = r.stderr_text()
         if r.cb.transport_errors:
