@@ -6,7 +6,8 @@
 //! The local side ([`local`]) reads one JSON-RPC message per line from
 //! stdin on the main thread and writes to stdout (basic/transports
 //! "stdio"); each request runs on a thread of its own, at most
-//! [`MAX_IN_FLIGHT`] at once. The remote side ([`remote`]) is the crate's
+//! [`MAX_IN_FLIGHT`] at once, threads kept for the next requests
+//! ([`workers`]). The remote side ([`remote`]) is the crate's
 //! [`Client`](tiny_mcp::Client), connected when the local client sends
 //! `initialize`. The local client speaks the `initialize` era (2024-11-05
 //! to 2025-11-25); the remote server may speak either era, and the
@@ -17,6 +18,7 @@
 
 mod local;
 mod remote;
+mod workers;
 
 use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +32,7 @@ use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject};
 
 use self::local::Local;
 use self::remote::Remote;
+use self::workers::Workers;
 use crate::login;
 
 /// The largest message read from the local client (16 MiB, as the
@@ -74,6 +77,8 @@ struct Bridge {
     options: Options,
     local: Arc<Local>,
     remote: Mutex<Option<Arc<Remote>>>,
+    /// The threads requests run on.
+    workers: Workers,
     /// Requests running, and a signal from each that ends.
     running: Arc<AtomicUsize>,
     ended: (Sender<()>, Receiver<()>),
@@ -85,6 +90,7 @@ pub fn run(options: Options) -> i32 {
         options,
         local: Arc::new(Local::new()),
         remote: Mutex::new(None),
+        workers: Workers::new(),
         running: Arc::new(AtomicUsize::new(0)),
         ended: channel(),
     };
@@ -224,17 +230,15 @@ impl Bridge {
         let ended = self.ended.0.clone();
         let method = method.to_string();
         running.fetch_add(1, Ordering::SeqCst);
-        let spawned = thread::Builder::new()
-            .name("mcp-bridge-request".into())
-            .spawn(move || {
-                let outcome = remote.forward(&method, params, &token, &local);
-                // Let go of the connection before saying so: `close`
-                // closes it only when it holds the last reference.
-                drop(remote);
-                local.finish(id, outcome);
-                running.fetch_sub(1, Ordering::SeqCst);
-                let _ = ended.send(());
-            });
+        let spawned = self.workers.run(move || {
+            let outcome = remote.forward(&method, params, &token, &local);
+            // Let go of the connection before saying so: `close` closes
+            // it only when it holds the last reference.
+            drop(remote);
+            local.finish(id, outcome);
+            running.fetch_sub(1, Ordering::SeqCst);
+            let _ = ended.send(());
+        });
         if let Err(e) = spawned {
             self.running.fetch_sub(1, Ordering::SeqCst);
             eprintln!("mcp bridge: cannot start a thread: {}", e);
