@@ -5,6 +5,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::lines::{read_line, Line};
@@ -253,13 +254,28 @@ impl Write for Transport {
 /// One keep-alive connection.
 pub(crate) struct Conn {
     pub(crate) reader: BufReader<Transport>,
+    /// A second handle on the socket, made at the first call that can be
+    /// cancelled and kept with the connection: a cancel shuts the socket
+    /// down through it. One per connection, not one per call.
+    shutter: Option<Arc<TcpStream>>,
 }
 
 impl Conn {
     pub(crate) fn new(transport: Transport) -> Conn {
         Conn {
             reader: BufReader::with_capacity(16 * 1024, transport),
+            shutter: None,
         }
+    }
+
+    /// The handle a cancelled call shuts the socket down with.
+    pub(crate) fn shutter(&mut self) -> io::Result<Arc<TcpStream>> {
+        if let Some(shutter) = &self.shutter {
+            return Ok(Arc::clone(shutter));
+        }
+        let shutter = Arc::new(self.stream().try_clone()?);
+        self.shutter = Some(Arc::clone(&shutter));
+        Ok(shutter)
     }
 
     /// The socket, for timeouts and shutdown.

@@ -204,7 +204,7 @@ impl<N: AsRef<str>> Request<'_, N> {
         wait: &Wait<'_>,
     ) -> Result<(Conn, Head, CancelGuard), (Error, bool)> {
         conn.set_deadline(Some(wait.deadline));
-        let guard = watch(&conn, wait).map_err(|e| (e, false))?;
+        let guard = watch(&mut conn, wait).map_err(|e| (e, false))?;
         let before = conn.received();
         let sent = conn
             .send(self.verb, self.target, self.headers, self.extra, self.body)
@@ -237,10 +237,10 @@ fn is_cancelled(wait: &Wait<'_>) -> bool {
 /// Shuts the connection's socket down when the call's token is cancelled,
 /// from the moment the request is written (CANCEL-2: closing the stream
 /// is the cancel of 2026-07-28), until the guard drops.
-fn watch(conn: &Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
+fn watch(conn: &mut Conn, wait: &Wait<'_>) -> Result<CancelGuard, Error> {
     match wait.cancel {
         Some(token) => {
-            let socket = conn.stream().try_clone()?;
+            let socket = conn.shutter()?;
             Ok(token.on_cancel(move || {
                 let _ = socket.shutdown(Shutdown::Both);
             }))
