@@ -57,12 +57,7 @@ fn find_skill_dirs(
     if !segments.is_empty() && dir.join(SKILL_MD).is_file() {
         out.push((segments.clone(), dir.to_path_buf()));
     }
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| io_error(dir, e))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    for entry in sorted_entries(dir).map_err(|e| io_error(dir, e))? {
         let is_dir = entry.file_type().map_or(false, |t| t.is_dir());
         let name = entry.file_name().to_string_lossy().into_owned();
         if is_dir && !name.starts_with('.') {
@@ -157,9 +152,7 @@ fn list_files(
     prefix: &mut Vec<String>,
     out: &mut Vec<Vec<String>>,
 ) -> std::io::Result<()> {
-    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    for entry in sorted_entries(dir)? {
         let kind = entry.file_type()?;
         let name = entry.file_name().to_string_lossy().into_owned();
         prefix.push(name);
@@ -174,6 +167,14 @@ fn list_files(
         }
     }
     Ok(())
+}
+
+/// The entries of `dir` that could be read, sorted by name (one sort
+/// routine for both walks).
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<fs::DirEntry>> {
+    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    Ok(entries)
 }
 
 /// Path segments joined by `/`, each percent-encoded outside RFC 3986's
