@@ -4,6 +4,9 @@
 //! and served from memory so that what `resources/read` returns always
 //! matches the digests `skills/list` published.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -169,12 +172,24 @@ fn list_files(
     Ok(())
 }
 
-/// The entries of `dir` that could be read, sorted by name (one sort
-/// routine for both walks).
+/// The entries of `dir` that could be read, sorted by name: taken from a
+/// heap of names (unique in a folder), for both walks, with no sort
+/// routine in the binary.
 fn sorted_entries(dir: &Path) -> std::io::Result<Vec<fs::DirEntry>> {
-    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    Ok(entries)
+    let mut entries: Vec<Option<fs::DirEntry>> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(Some)
+        .collect();
+    let mut names: BinaryHeap<Reverse<(OsString, usize)>> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some(Reverse((e.as_ref()?.file_name(), i))))
+        .collect();
+    let mut sorted = Vec::with_capacity(entries.len());
+    while let Some(Reverse((_, i))) = names.pop() {
+        sorted.extend(entries[i].take());
+    }
+    Ok(sorted)
 }
 
 /// Path segments joined by `/`, each percent-encoded outside RFC 3986's
