@@ -264,11 +264,7 @@ impl Client {
         name: &str,
         arguments: &[(&str, &str)],
     ) -> Result<GetPromptResult, Error> {
-        let args: JsonObject = arguments
-            .iter()
-            .map(|(k, v)| (k.to_string(), Value::from(*v)))
-            .collect();
-        let params = serde_json::json!({ "name": name, "arguments": args });
+        let params = serde_json::json!({ "name": name, "arguments": string_map(arguments) });
         self.typed(
             methods::PROMPTS_GET,
             params,
@@ -297,11 +293,7 @@ impl Client {
             "argument": { "name": argument, "value": value },
         });
         if !context.is_empty() {
-            let arguments: JsonObject = context
-                .iter()
-                .map(|(k, v)| (k.to_string(), Value::from(*v)))
-                .collect();
-            params["context"] = serde_json::json!({ "arguments": arguments });
+            params["context"] = serde_json::json!({ "arguments": string_map(context) });
         }
         self.typed(
             methods::COMPLETION_COMPLETE,
@@ -392,4 +384,15 @@ fn uri_params(uri: &str) -> JsonObject {
     let mut params = JsonObject::new();
     params.insert("uri".into(), Value::from(uri));
     params
+}
+
+/// Pairs of strings as a JSON object, inserted one by one (a later pair
+/// replaces an earlier one with its name, as a collect would): a collect
+/// into the map would sort them first, a sort routine per call site.
+fn string_map(pairs: &[(&str, &str)]) -> JsonObject {
+    let mut map = JsonObject::new();
+    for (k, v) in pairs {
+        map.insert(k.to_string(), Value::from(*v));
+    }
+    map
 }

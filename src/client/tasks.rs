@@ -376,14 +376,15 @@ impl Client {
         watch: &mut Watch,
         budget: &Budget<'_>,
     ) -> Result<bool, Error> {
-        let fresh: JsonObject = match detail.get("inputRequests") {
-            Some(Value::Object(requests)) => requests
-                .iter()
-                .filter(|(key, _)| !watch.answered.contains(*key))
-                .map(|(key, request)| (key.clone(), request.clone()))
-                .collect(),
-            _ => JsonObject::new(),
-        };
+        // Inserted one by one: a collect into the map would sort first.
+        let mut fresh = JsonObject::new();
+        if let Some(Value::Object(requests)) = detail.get("inputRequests") {
+            for (key, request) in requests {
+                if !watch.answered.contains(key) {
+                    fresh.insert(key.clone(), request.clone());
+                }
+            }
+        }
         if fresh.is_empty() {
             return Ok(false);
         }

@@ -177,7 +177,7 @@ pub struct EmbeddedResource {
 /// The contents of a resource: text or base64 blob.
 ///
 /// Shape: `{"uri", "mimeType"?, "text"}` or `{"uri", "mimeType"?, "blob"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 #[non_exhaustive]
 pub enum ResourceContents {
@@ -209,6 +209,58 @@ pub enum ResourceContents {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<JsonObject>,
     },
+}
+
+/// Read as serde reads an untagged enum, text first, then blob, with its
+/// message when neither fits; from a plain `Value`, not serde's buffered
+/// content, whose readers (with `ElicitRequestParams`'s, read the same
+/// way) were 12 KB of the static `mcp`.
+impl<'de> Deserialize<'de> for ResourceContents {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Text {
+            uri: String,
+            #[serde(default)]
+            mime_type: Option<String>,
+            text: String,
+            #[serde(rename = "_meta", default)]
+            meta: Option<JsonObject>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Blob {
+            uri: String,
+            #[serde(default)]
+            mime_type: Option<String>,
+            blob: String,
+            #[serde(rename = "_meta", default)]
+            meta: Option<JsonObject>,
+        }
+        let value = serde_json::Value::deserialize(deserializer)?;
+        // Struct variants of an untagged enum are read from maps only.
+        if value.is_object() {
+            if let Ok(t) = Text::deserialize(&value) {
+                return Ok(ResourceContents::Text {
+                    uri: t.uri,
+                    mime_type: t.mime_type,
+                    text: t.text,
+                    meta: t.meta,
+                });
+            }
+            if let Ok(b) = Blob::deserialize(&value) {
+                return Ok(ResourceContents::Blob {
+                    uri: b.uri,
+                    mime_type: b.mime_type,
+                    blob: b.blob,
+                    meta: b.meta,
+                });
+            }
+        }
+        Err(serde::de::Error::custom(
+            "data did not match any variant of untagged enum ResourceContents",
+        ))
+    }
 }
 
 impl ResourceContents {
@@ -292,5 +344,85 @@ mod tests {
         );
         let written = serde_json::to_value(ContentBlock::text("hi")).unwrap();
         assert_eq!(written, json!({"type": "text", "text": "hi"}));
+    }
+
+    /// The derived reader the hand-written one replaced.
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(untagged)]
+    enum Derived {
+        #[serde(rename_all = "camelCase")]
+        Text {
+            uri: String,
+            #[serde(default)]
+            mime_type: Option<String>,
+            text: String,
+            #[serde(rename = "_meta", default)]
+            meta: Option<JsonObject>,
+        },
+        #[serde(rename_all = "camelCase")]
+        Blob {
+            uri: String,
+            #[serde(default)]
+            mime_type: Option<String>,
+            blob: String,
+            #[serde(rename = "_meta", default)]
+            meta: Option<JsonObject>,
+        },
+    }
+
+    // Resource contents read as the derived untagged reader read them.
+    #[test]
+    fn resource_contents_read_as_derived() {
+        let cases = [
+            json!({"uri": "a", "text": "t"}),
+            json!({"uri": "a", "mimeType": "text/plain", "text": "t", "_meta": {"k": 1}}),
+            json!({"uri": "a", "blob": "AAAA", "mimeType": null}),
+            json!({"uri": "a", "text": "t", "blob": "AAAA"}),
+            json!({"uri": "a", "text": 3, "blob": "AAAA"}),
+            json!({"uri": "a"}),
+            json!({"text": "t"}),
+            json!(["a", null, "t"]),
+            json!("a"),
+            serde_json::Value::Null,
+        ];
+        for case in cases.iter() {
+            let ours = serde_json::from_value::<ResourceContents>(case.clone());
+            let derived = serde_json::from_value::<Derived>(case.clone());
+            match (ours, derived) {
+                (Ok(ours), Ok(derived)) => {
+                    let ours = serde_json::to_value(ours).unwrap();
+                    let derived = match derived {
+                        Derived::Text {
+                            uri,
+                            mime_type,
+                            text,
+                            meta,
+                        } => ResourceContents::Text {
+                            uri,
+                            mime_type,
+                            text,
+                            meta,
+                        },
+                        Derived::Blob {
+                            uri,
+                            mime_type,
+                            blob,
+                            meta,
+                        } => ResourceContents::Blob {
+                            uri,
+                            mime_type,
+                            blob,
+                            meta,
+                        },
+                    };
+                    assert_eq!(ours, serde_json::to_value(derived).unwrap(), "{}", case);
+                }
+                (Err(ours), Err(derived)) => {
+                    let derived = derived.to_string().replace("Derived", "ResourceContents");
+                    assert_eq!(ours.to_string(), derived, "{}", case)
+                }
+                (ours, derived) => panic!("{}: {:?} vs {:?}", case, ours, derived),
+            }
+        }
     }
 }

@@ -48,7 +48,7 @@ pub struct InitializeResult {
 /// Shape: `{"roots"?: {"listChanged"?}, "sampling"?: {"context"?, "tools"?},
 /// "elicitation"?: {"form"?, "url"?}, "experimental"?, "tasks"?}`. Unknown
 /// members are kept in `extra`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ClientCapabilities {
@@ -67,6 +67,49 @@ pub struct ClientCapabilities {
     /// Everything else the client declared.
     #[serde(flatten)]
     pub extra: JsonObject,
+}
+
+/// Read as a plain object, the four known members taken out of it and
+/// the rest kept as `extra`, with the derived reader's messages: the
+/// derived reading of a flattened map buffers every member first, about
+/// 7 KB of code more.
+impl<'de> Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut extra = deserializer.deserialize_map(Members)?;
+        let mut take = |key: &str| match extra.remove(key) {
+            None => Ok(None),
+            Some(value) => {
+                serde_json::from_value::<Option<JsonObject>>(value).map_err(D::Error::custom)
+            }
+        };
+        Ok(ClientCapabilities {
+            roots: take("roots")?,
+            sampling: take("sampling")?,
+            elicitation: take("elicitation")?,
+            experimental: take("experimental")?,
+            extra,
+        })
+    }
+}
+
+/// An object's members, expected as the derived reader expected them.
+struct Members;
+
+impl<'de> serde::de::Visitor<'de> for Members {
+    type Value = JsonObject;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("struct ClientCapabilities")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<JsonObject, A::Error> {
+        let mut members = JsonObject::new();
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            members.insert(key, value);
+        }
+        Ok(members)
+    }
 }
 
 impl ClientCapabilities {
@@ -194,4 +237,69 @@ pub struct CancelledNotificationParams {
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// The derived reader the hand-written one replaced.
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Derived {
+        #[serde(default)]
+        roots: Option<JsonObject>,
+        #[serde(default)]
+        sampling: Option<JsonObject>,
+        #[serde(default)]
+        elicitation: Option<JsonObject>,
+        #[serde(default)]
+        experimental: Option<JsonObject>,
+        #[serde(flatten)]
+        extra: JsonObject,
+    }
+
+    // The capabilities read as the derived reader read them: known members
+    // out, null as absent, the rest in `extra`, the same messages.
+    #[test]
+    fn client_capabilities_read_as_derived() {
+        let cases = [
+            json!({}),
+            json!({"roots": {"listChanged": true}, "sampling": {}, "x": 1}),
+            json!({"elicitation": {"form": {}}, "experimental": {"a": {}}, "tasks": {}}),
+            json!({"roots": null, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
+            json!({"roots": "yes"}),
+            json!({"sampling": [1]}),
+            json!({"elicitation": 3}),
+            json!([]),
+            json!("caps"),
+            Value::Null,
+        ];
+        for case in cases.iter() {
+            let ours = serde_json::from_value::<ClientCapabilities>(case.clone());
+            let derived = serde_json::from_value::<Derived>(case.clone());
+            match (ours, derived) {
+                (Ok(ours), Ok(derived)) => {
+                    assert_eq!(ours.roots, derived.roots, "{}", case);
+                    assert_eq!(ours.sampling, derived.sampling, "{}", case);
+                    assert_eq!(ours.elicitation, derived.elicitation, "{}", case);
+                    assert_eq!(ours.experimental, derived.experimental, "{}", case);
+                    assert_eq!(ours.extra, derived.extra, "{}", case);
+                }
+                (Err(ours), Err(derived)) => {
+                    let derived = derived.to_string().replace("Derived", "ClientCapabilities");
+                    assert_eq!(ours.to_string(), derived, "{}", case)
+                }
+                (ours, derived) => panic!("{}: {:?} vs {:?}", case, ours, derived),
+            }
+        }
+        let text = r#"{"roots": {}, "other": true}"#;
+        let ours: ClientCapabilities = serde_json::from_str(text).unwrap();
+        assert!(ours.supports_roots());
+        assert_eq!(
+            ours.extra,
+            json!({"other": true}).as_object().unwrap().clone()
+        );
+    }
 }

@@ -66,7 +66,9 @@ impl ChangeEvent {
     /// anything else (a bus is input like any other).
     pub fn from_json(text: &str) -> Result<ChangeEvent, Error> {
         let invalid = || Error::invalid_params("not a change event");
-        let value: Value = serde_json::from_str(text).map_err(|_| invalid())?;
+        // From the bytes: the crate reads every message so, and a second
+        // reader (of `&str`) would be a second parser in a binary.
+        let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|_| invalid())?;
         let origin = value
             .get("origin")
             .and_then(Value::as_str)

@@ -282,13 +282,21 @@ pub(crate) fn empty() -> Value {
 /// anything else is `-32602` (serde would read a positional array into a
 /// struct).
 pub(crate) fn parse_params<T: DeserializeOwned>(params: Option<Value>) -> Result<T, ErrorObject> {
-    let params = match params {
-        None => empty(),
-        Some(object @ Value::Object(_)) => object,
-        Some(_) => return Err(ErrorObject::invalid_params("params must be an object")),
-    };
-    serde_json::from_value(params)
-        .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {}", e)))
+    serde_json::from_value(object_params(params)?).map_err(invalid_params)
+}
+
+/// The generic reader's plain parts, once in the binary: the params as an
+/// object (none as `{}`), and the `-32602` a reading error becomes.
+fn object_params(params: Option<Value>) -> Result<Value, ErrorObject> {
+    match params {
+        None => Ok(empty()),
+        Some(object @ Value::Object(_)) => Ok(object),
+        Some(_) => Err(ErrorObject::invalid_params("params must be an object")),
+    }
+}
+
+fn invalid_params(e: serde_json::Error) -> ErrorObject {
+    ErrorObject::invalid_params(format!("invalid params: {}", e))
 }
 
 #[cfg(test)]

@@ -69,14 +69,14 @@ impl ScopePolicy {
     /// `scopes_supported` of the protected resource metadata.
     pub(crate) fn all_named(&self) -> Vec<String> {
         let maps = [&self.tools, &self.prompts, &self.resources, &self.templates];
-        let mut all: Vec<String> = self
+        let mut all = Vec::new();
+        for scope in self
             .server
             .iter()
             .chain(maps.iter().flat_map(|m| m.values().flatten()))
-            .cloned()
-            .collect();
-        all.sort();
-        all.dedup();
+        {
+            insert_sorted(&mut all, scope.clone());
+        }
         all
     }
 
@@ -148,17 +148,17 @@ impl ScopePolicy {
         let mut unknown = Vec::new();
         for name in self.tools.keys() {
             if registry.tool(name).is_none() {
-                unknown.push(format!("tool {}", name));
+                insert_sorted(&mut unknown, format!("tool {}", name));
             }
         }
         for name in self.prompts.keys() {
             if registry.prompt(name).is_none() {
-                unknown.push(format!("prompt {}", name));
+                insert_sorted(&mut unknown, format!("prompt {}", name));
             }
         }
         for uri in self.resources.keys() {
             if !registry.resources.iter().any(|e| &e.resource.uri == uri) {
-                unknown.push(format!("resource {}", uri));
+                insert_sorted(&mut unknown, format!("resource {}", uri));
             }
         }
         for template in self.templates.keys() {
@@ -167,10 +167,9 @@ impl ScopePolicy {
                 .iter()
                 .any(|e| &e.template.uri_template == template)
             {
-                unknown.push(format!("resource template {}", template));
+                insert_sorted(&mut unknown, format!("resource template {}", template));
             }
         }
-        unknown.sort();
         unknown
     }
 
@@ -186,6 +185,14 @@ impl ScopePolicy {
             (true, Some(principal), Some(needed)) => !principal.lacks(needed).is_empty(),
             _ => false,
         }
+    }
+}
+
+/// Puts `item` into the sorted `list` unless it is there: short lists,
+/// read once when the server is built, with no sort routine in the binary.
+fn insert_sorted(list: &mut Vec<String>, item: String) {
+    if let Err(i) = list.binary_search(&item) {
+        list.insert(i, item);
     }
 }
 

@@ -4,6 +4,9 @@
 //! and served from memory so that what `resources/read` returns always
 //! matches the digests `skills/list` published.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -57,12 +60,7 @@ fn find_skill_dirs(
     if !segments.is_empty() && dir.join(SKILL_MD).is_file() {
         out.push((segments.clone(), dir.to_path_buf()));
     }
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .map_err(|e| io_error(dir, e))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    for entry in sorted_entries(dir).map_err(|e| io_error(dir, e))? {
         let is_dir = entry.file_type().map_or(false, |t| t.is_dir());
         let name = entry.file_name().to_string_lossy().into_owned();
         if is_dir && !name.starts_with('.') {
@@ -157,9 +155,7 @@ fn list_files(
     prefix: &mut Vec<String>,
     out: &mut Vec<Vec<String>>,
 ) -> std::io::Result<()> {
-    let mut entries: Vec<_> = fs::read_dir(dir)?.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
+    for entry in sorted_entries(dir)? {
         let kind = entry.file_type()?;
         let name = entry.file_name().to_string_lossy().into_owned();
         prefix.push(name);
@@ -174,6 +170,26 @@ fn list_files(
         }
     }
     Ok(())
+}
+
+/// The entries of `dir` that could be read, sorted by name: taken from a
+/// heap of names (unique in a folder), for both walks, with no sort
+/// routine in the binary.
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<fs::DirEntry>> {
+    let mut entries: Vec<Option<fs::DirEntry>> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(Some)
+        .collect();
+    let mut names: BinaryHeap<Reverse<(OsString, usize)>> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some(Reverse((e.as_ref()?.file_name(), i))))
+        .collect();
+    let mut sorted = Vec::with_capacity(entries.len());
+    while let Some(Reverse((_, i))) = names.pop() {
+        sorted.extend(entries[i].take());
+    }
+    Ok(sorted)
 }
 
 /// Path segments joined by `/`, each percent-encoded outside RFC 3986's

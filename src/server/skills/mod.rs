@@ -110,14 +110,14 @@ impl SkillSet {
     pub(crate) fn add_dir(&self, root: &Path) -> Result<Vec<String>, Error> {
         let loaded = load::skills_under(root)?;
         let uris: Vec<String> = loaded.iter().map(|s| s.uri.clone()).collect();
+        // Kept sorted by URI as they go in: no sort routine in the binary.
         let mut skills = self.skills.write();
         for skill in loaded {
-            match skills.iter().position(|s| s.uri == skill.uri) {
-                Some(i) => skills[i] = Arc::new(skill),
-                None => skills.push(Arc::new(skill)),
+            match skills.binary_search_by(|s| s.uri.cmp(&skill.uri)) {
+                Ok(i) => skills[i] = Arc::new(skill),
+                Err(i) => skills.insert(i, Arc::new(skill)),
             }
         }
-        skills.sort_by(|a, b| a.uri.cmp(&b.uri));
         Ok(uris)
     }
 
@@ -265,8 +265,9 @@ pub(crate) fn read_directory(session: &Session, _: &Caller, params: Option<Value
                     .with_mime_type(file.mime_type)
                     .with_size(file.bytes.len() as u64),
             };
-            if !children.iter().any(|c| c.uri == child.uri) {
-                children.push(child);
+            // Sorted by URI, each once, as they go in.
+            if let Err(i) = children.binary_search_by(|c| c.uri.cmp(&child.uri)) {
+                children.insert(i, child);
             }
         }
     }
@@ -276,7 +277,6 @@ pub(crate) fn read_directory(session: &Session, _: &Caller, params: Option<Value
             params.uri
         )));
     }
-    children.sort_by(|a, b| a.uri.cmp(&b.uri));
     let size = session.server.config.page_size;
     let (children, next) = page(&children, params.cursor.as_deref(), size)?;
     let mut result = serde_json::json!({ "resources": children });

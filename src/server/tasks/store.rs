@@ -144,13 +144,16 @@ pub struct MemoryTaskStore {
     inner: Mutex<Memory>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Memory {
     tasks: HashMap<String, Kept>,
     /// (expiry, sequence) -> id, soonest first.
     expiry: BTreeMap<(Instant, u64), String>,
-    /// sequence -> id, oldest first (for `list`).
-    order: BTreeMap<u64, String>,
+    /// (`epoch`, sequence) -> id, oldest first (for `list`): keyed as
+    /// `expiry` is, with one instant for all, so that the two maps share
+    /// one BTreeMap's code in a binary.
+    order: BTreeMap<(Instant, u64), String>,
+    epoch: Instant,
     per_owner: HashMap<String, usize>,
     next: u64,
     /// The bytes of every kept task's result, error and input requests.
@@ -198,7 +201,15 @@ impl MemoryTaskStore {
             max_per_owner,
             max_anonymous: (max_tasks / 10).max(1),
             max_bytes: 64 << 20,
-            inner: Mutex::new(Memory::default()),
+            inner: Mutex::new(Memory {
+                tasks: HashMap::new(),
+                expiry: BTreeMap::new(),
+                order: BTreeMap::new(),
+                epoch: Instant::now(),
+                per_owner: HashMap::new(),
+                next: 0,
+                bytes: 0,
+            }),
         }
     }
 
@@ -271,7 +282,7 @@ impl Memory {
         if let Some(kept) = self.tasks.remove(id) {
             self.bytes -= kept.bytes;
             self.expiry.remove(&(kept.expires, kept.seq));
-            self.order.remove(&kept.seq);
+            self.order.remove(&(self.epoch, kept.seq));
             let owner = kept.record.owner;
             if let Some(count) = self.per_owner.get_mut(&owner) {
                 *count -= 1;
@@ -325,7 +336,8 @@ impl TaskStore for MemoryTaskStore {
         let id = record.task_id.clone();
         *memory.per_owner.entry(record.owner.clone()).or_insert(0) += 1;
         memory.expiry.insert((expires, seq), id.clone());
-        memory.order.insert(seq, id.clone());
+        let epoch = memory.epoch;
+        memory.order.insert((epoch, seq), id.clone());
         let bytes = weight(&record);
         memory.bytes += bytes;
         memory.tasks.insert(
@@ -374,7 +386,7 @@ impl TaskStore for MemoryTaskStore {
         let mut memory = self.inner.lock();
         memory.evict_expired(Instant::now());
         let mut page = Vec::new();
-        for (&seq, id) in memory.order.range(from..) {
+        for (&(_, seq), id) in memory.order.range((memory.epoch, from)..) {
             let kept = match memory.tasks.get(id) {
                 Some(kept) if kept.record.owner == owner => kept,
                 _ => continue,

@@ -3,7 +3,8 @@
 //! in the server's map until deleted, expired or shut down (HTTP-16 to
 //! HTTP-19).
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -308,15 +309,20 @@ impl Shared {
         if self.retained.load(Ordering::Relaxed) <= max {
             return;
         }
-        let mut sessions: Vec<Arc<HttpSession>> =
-            self.sessions.lock().map.values().cloned().collect();
-        sessions.sort_by_key(|s| *s.last_seen.lock());
+        let sessions: Vec<Arc<HttpSession>> = self.sessions.lock().map.values().cloned().collect();
+        // Least recently seen first (ties in map order), through a heap: no
+        // sort routine in the binary for this one cold path.
+        let mut oldest: BinaryHeap<Reverse<(Instant, usize)>> = sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Reverse((*s.last_seen.lock(), i)))
+            .collect();
         let mut freed = 0;
-        for session in sessions {
+        while let Some(Reverse((_, i))) = oldest.pop() {
             if self.retained.load(Ordering::Relaxed) <= max {
                 break;
             }
-            freed += session.forget_for_server(&self.retained, max);
+            freed += sessions[i].forget_for_server(&self.retained, max);
         }
         log::info!(
             "retained responses over {} bytes: forgot {} bytes of finished streams",
