@@ -304,3 +304,36 @@ fn an_unreachable_remote_server_fails_initialize_with_its_address() {
         message
     );
 }
+
+// basic/index (JSON-RPC responses): the local client's error answer to a
+// request of the remote server's reaches the server as that error, code
+// and message, not as a result of the wrong shape.
+#[test]
+fn the_local_clients_error_answer_reaches_the_remote_server_as_sent() {
+    let example = Example::start(&[]);
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let url = format!("http://{}/mcp", example.addr);
+        let c = builder()
+            .era(Era::V2025_11_25)
+            .on_elicitation(|_| {
+                Err(tiny_mcp::Error::rpc(tiny_mcp::ErrorObject::new(
+                    tiny_mcp::ErrorCode(-1),
+                    "declined by the user",
+                )))
+            })
+            .connect_stdio(bridge_command(&url, era, &[]))
+            .expect("connect through the bridge");
+        // A 2026-07-28 input_required round has no error answers: the
+        // call fails, naming the local client's error.
+        let text = match c.call_tool("test_elicitation", json!({"message": "who?"})) {
+            Ok(elicited) => text(&elicited),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            text.contains("declined by the user") && !text.contains("wrong shape"),
+            "{:?}: {}",
+            era,
+            text
+        );
+    }
+}

@@ -164,8 +164,10 @@ impl Local {
         };
         let answer = match (message.get("result"), message.get("error")) {
             (Some(result), None) => Ok(result.clone()),
-            (None, Some(error)) => serde_json::from_value(error.clone())
-                .map_err(|_| ErrorObject::internal("the client answered with a malformed error")),
+            (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error.clone())
+                .unwrap_or_else(|_| {
+                    ErrorObject::internal("the client answered with a malformed error")
+                })),
             _ => Err(ErrorObject::internal(
                 "the client's answer has neither result nor error",
             )),
