@@ -48,6 +48,15 @@ use tiny_mcp::{
     CallOptions, Client, ClientBuilder, Era, Error, ErrorKind, JsonObject, Reference, Root,
 };
 
+/// `eprintln!` that does not panic when stderr is closed: a local client
+/// of `mcp bridge` may ignore the bridge's stderr by closing its end.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bridge;
 mod elicit;
 mod login;

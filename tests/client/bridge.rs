@@ -337,3 +337,25 @@ fn the_local_clients_error_answer_reaches_the_remote_server_as_sent() {
         );
     }
 }
+
+// basic/transports "stdio": the client may ignore the server's stderr. A
+// local client that closes its end of the bridge's stderr still gets its
+// answers: what the bridge notes there is not worth a panic (exit 101).
+#[test]
+fn a_closed_stderr_does_not_end_the_bridge() {
+    let server = plain_fake();
+    let mut child = bridge_command(&server.url("/mcp"), Era::V2025_11_25, &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the bridge");
+    drop(child.stderr.take());
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let stray = r#"{"jsonrpc":"2.0","id":"never-asked","result":{}}"#;
+    let (read, status) = run_bridge(child, &[INITIALIZE, stray, ping]);
+    assert!(status.success(), "{:?}", status);
+    assert_eq!(read.len(), 2, "{:?}", read);
+    assert_eq!(read[0]["result"]["serverInfo"]["name"], "fake");
+    assert_eq!(read[1], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+}

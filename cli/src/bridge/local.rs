@@ -155,7 +155,7 @@ impl Local {
         let sender = match waiting {
             Some(sender) => sender,
             None => {
-                eprintln!(
+                note!(
                     "mcp bridge: the client answered a request never sent ({})",
                     id
                 );

@@ -103,12 +103,12 @@ pub fn run(options: Options) -> i32 {
             ),
             Ok(None) => break,
             Err(e) => {
-                eprintln!("mcp bridge: reading stdin failed: {}", e);
+                note!("mcp bridge: reading stdin failed: {}", e);
                 break;
             }
         }
         if bridge.local.gone() {
-            eprintln!("mcp bridge: stdout is closed");
+            note!("mcp bridge: stdout is closed");
             break;
         }
     }
@@ -226,7 +226,7 @@ impl Bridge {
             });
         if let Err(e) = spawned {
             self.running.fetch_sub(1, Ordering::SeqCst);
-            eprintln!("mcp bridge: cannot start a thread: {}", e);
+            note!("mcp bridge: cannot start a thread: {}", e);
         }
     }
 
@@ -251,7 +251,7 @@ impl Bridge {
             return Ok(Arc::clone(remote));
         }
         let connected = Remote::connect(&self.options, init, &self.local).map_err(|e| {
-            eprintln!(
+            note!(
                 "mcp bridge: {}: {}",
                 crate::without_query(&self.options.url),
                 e
@@ -259,7 +259,7 @@ impl Bridge {
             remote::wire_error(&e)
         })?;
         let client = connected.client();
-        eprintln!(
+        note!(
             "mcp bridge: connected to {} ({}, protocol {})",
             crate::without_query(&self.options.url),
             client.server_info().map_or("unnamed", |i| i.name.as_str()),
@@ -274,7 +274,7 @@ impl Bridge {
             .name("mcp-bridge-listen".into())
             .spawn(move || listener.listen_for_changes());
         if let Err(e) = spawned {
-            eprintln!("mcp bridge: no change notifications: {}", e);
+            note!("mcp bridge: no change notifications: {}", e);
         }
         Ok(connected)
     }
@@ -296,7 +296,7 @@ impl Bridge {
                     .clone();
                 if let Some(remote) = remote {
                     if let Err(e) = remote.client().notify(method, params.cloned()) {
-                        eprintln!("mcp bridge: {} not forwarded: {}", method, e);
+                        note!("mcp bridge: {} not forwarded: {}", method, e);
                     }
                 }
             }

@@ -204,7 +204,7 @@ impl Remote {
         // The old stream ends once the new one is acknowledged.
         match self.client.listen(&filter) {
             Ok(subscription) => listening.1 = Some(subscription),
-            Err(e) => eprintln!("mcp bridge: no change notifications from the server: {}", e),
+            Err(e) => note!("mcp bridge: no change notifications from the server: {}", e),
         }
     }
 
