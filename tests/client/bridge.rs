@@ -359,3 +359,38 @@ fn a_closed_stderr_does_not_end_the_bridge() {
     assert_eq!(read[0]["result"]["serverInfo"]["name"], "fake");
     assert_eq!(read[1], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
 }
+
+// basic/index "Requests" and JSON-RPC 2.0 §4, §5: a request's id is a
+// string or an integer (not null, not a fraction, not an object), and a
+// method is a string. The bridge answers such a request with -32600 and
+// forwards nothing; a malformed notification gets no answer.
+#[test]
+fn requests_with_malformed_ids_or_methods_get_invalid_request() {
+    let server = plain_fake();
+    let child = spawn_bridge(&server.url("/mcp"), &[]);
+    let lines = [
+        INITIALIZE,
+        r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/x","params":5}"#,
+        r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+    ];
+    let (read, status) = run_bridge(child, &lines);
+    assert!(status.success());
+    assert_eq!(read.len(), 6, "{:?}", read);
+    assert_eq!(read[0]["result"]["serverInfo"]["name"], "fake");
+    let ids: Vec<&Value> = read[1..5].iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&json!(7), &Value::Null, &Value::Null, &Value::Null]);
+    for answer in &read[1..5] {
+        assert_eq!(answer["error"]["code"], -32600, "{:?}", read);
+    }
+    assert_eq!(read[5], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    let pings = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.json()["method"] == "ping")
+        .count();
+    assert_eq!(pings, 1);
+}

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tiny_mcp::{CancelToken, Error, ErrorKind, ErrorObject};
+use tiny_mcp::{CancelToken, Error, ErrorKind, ErrorObject, RequestId, Response};
 
 /// An answer from the local client: its `result`, or its `error`.
 type Answer = Result<Value, ErrorObject>;
@@ -27,6 +27,15 @@ pub struct Local {
     asked: Mutex<HashMap<String, SyncSender<Answer>>>,
     /// The client's requests being forwarded, by id (as JSON text).
     calls: Mutex<HashMap<String, CancelToken>>,
+}
+
+/// A request id as JSON (`null` for none).
+pub fn id_value(id: Option<&RequestId>) -> Value {
+    match id {
+        Some(RequestId::Number(n)) => Value::from(*n),
+        Some(RequestId::String(s)) => Value::from(s.as_str()),
+        None => Value::Null,
+    }
 }
 
 /// A lock that a panicking holder did not spoil: the maps stay usable.
@@ -150,28 +159,17 @@ impl Local {
 
     /// An answer from the client (`result` or `error`) to a request of
     /// [`ask`](Self::ask); one to nothing asked is dropped.
-    pub fn answered(&self, id: &Value, message: &serde_json::Map<String, Value>) {
+    pub fn answered(&self, response: Response) {
+        let id = id_value(response.id.as_ref());
         let waiting = lock(&self.asked).remove(&id.to_string());
-        let sender = match waiting {
-            Some(sender) => sender,
-            None => {
-                note!(
-                    "mcp bridge: the client answered a request never sent ({})",
-                    id
-                );
-                return;
+        match waiting {
+            Some(sender) => {
+                let _ = sender.try_send(response.outcome);
             }
-        };
-        let answer = match (message.get("result"), message.get("error")) {
-            (Some(result), None) => Ok(result.clone()),
-            (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error.clone())
-                .unwrap_or_else(|_| {
-                    ErrorObject::internal("the client answered with a malformed error")
-                })),
-            _ => Err(ErrorObject::internal(
-                "the client's answer has neither result nor error",
-            )),
-        };
-        let _ = sender.try_send(answer);
+            None => note!(
+                "mcp bridge: the client answered a request never sent ({})",
+                id
+            ),
+        }
     }
 }

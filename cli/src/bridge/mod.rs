@@ -26,7 +26,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject};
+use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject, Message};
 
 use self::local::Local;
 use self::remote::Remote;
@@ -154,36 +154,34 @@ fn read_message(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Opti
 }
 
 impl Bridge {
-    /// One message from the local client.
+    /// One message from the local client, read by the crate's rules
+    /// (basic/index, BASE-1, BASE-2): what is not a message is answered
+    /// with `-32700` or `-32600` (a malformed notification is not), a
+    /// request's id is a string or an integer.
     fn receive(&self, bytes: &[u8]) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
         let message = match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(message)) => message,
-            Ok(Value::Array(_)) => {
-                return self.refuse(
-                    Value::Null,
-                    "batches are not supported (2025-06-18 removed them)",
-                )
-            }
-            Ok(_) => return self.refuse(Value::Null, "a message is a JSON object"),
+            Ok(value) => Message::from_value(value),
             Err(e) => {
                 let error = ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {}", e));
                 return self.local.reply_error(Value::Null, &error);
             }
         };
-        let method = message.get("method").and_then(Value::as_str);
-        match (method, message.get("id")) {
-            (Some(method), Some(id)) => {
-                self.request(id.clone(), method, message.get("params").cloned())
+        match message {
+            Ok(Message::Request(request)) => {
+                let id = local::id_value(Some(&request.id));
+                self.request(id, &request.method, request.params)
             }
-            (Some(method), None) => self.notification(method, message.get("params")),
-            (None, Some(id)) => self.local.answered(id, &message),
-            (None, None) => self.refuse(
-                Value::Null,
-                "neither a request, a notification nor an answer",
-            ),
+            Ok(Message::Notification(n)) => self.notification(&n.method, n.params.as_ref()),
+            Ok(Message::Response(response)) => self.local.answered(response),
+            Err(e) => {
+                if !e.silent {
+                    let id = local::id_value(e.id.as_ref());
+                    self.local.reply_error(id, &e.error);
+                }
+            }
         }
     }
 
