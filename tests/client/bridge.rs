@@ -394,3 +394,37 @@ fn requests_with_malformed_ids_or_methods_get_invalid_request() {
         .count();
     assert_eq!(pings, 1);
 }
+
+// basic/transports "stdio" (STDIO-1) and DESIGN.md §7: one message per
+// line also for readers that split on U+2028 and U+2029; the bridge
+// writes them escaped, as the crate's own stdio output does.
+#[test]
+fn the_bridge_writes_u2028_and_u2029_escaped() {
+    use std::io::Read;
+    let example = Example::start(&[]);
+    let url = format!("http://{}/mcp", example.addr);
+    let mut child = spawn_bridge(&url, &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "a\u{2028}b\u{2029}c"}}});
+    writeln!(stdin, "{}\n{}", INITIALIZE, call).unwrap();
+    drop(stdin);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!out.contains(['\u{2028}', '\u{2029}']), "{}", out);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", out);
+    assert_eq!(
+        lines[1]["result"]["content"][0]["text"],
+        "a\u{2028}b\u{2029}c"
+    );
+}

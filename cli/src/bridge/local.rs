@@ -59,9 +59,18 @@ impl Local {
         self.gone.load(Ordering::SeqCst)
     }
 
-    /// Writes one message as one line.
+    /// Writes one message as one line. U+2028 and U+2029 go escaped, as
+    /// the crate's stdio output writes them (DESIGN.md §7): some line
+    /// readers split on them. Compact JSON has them only inside strings,
+    /// where the escape means the same.
     pub fn send(&self, message: &Value) {
-        let mut line = message.to_string().into_bytes();
+        let mut text = message.to_string();
+        if text.contains(['\u{2028}', '\u{2029}']) {
+            text = text
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029");
+        }
+        let mut line = text.into_bytes();
         line.push(b'\n');
         let mut out = lock(&self.out);
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
