@@ -428,3 +428,27 @@ fn the_bridge_writes_u2028_and_u2029_escaped() {
         "a\u{2028}b\u{2029}c"
     );
 }
+
+// basic/lifecycle: a client may ping before initialize. The bridge answers
+// that ping itself, and the remote server still meets the local client's
+// identity and capabilities when initialize comes.
+#[test]
+fn a_ping_before_initialize_does_not_connect_without_the_local_client() {
+    let example = Example::start(&[]);
+    let url = format!("http://{}/mcp", example.addr);
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let info = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_info","arguments":{}}}"#;
+    let (read, status) = run_bridge(spawn_bridge(&url, &[]), &[ping, initialize, info]);
+    assert!(status.success());
+    assert_eq!(read[0], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    assert_eq!(read[2]["id"], 2, "{:?}", read);
+    let text = read[2]["result"]["content"][0]["text"].as_str().unwrap();
+    let info: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(info["clientInfo"]["name"], "raw", "{}", info);
+    assert!(
+        info["clientCapabilities"]["sampling"].is_object(),
+        "{}",
+        info
+    );
+}

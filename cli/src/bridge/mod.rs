@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject, Message};
 
 use self::local::Local;
@@ -194,6 +194,12 @@ impl Bridge {
         if method == "initialize" {
             return self.initialize(id, params);
         }
+        // basic/lifecycle: a ping may come before `initialize`; the bridge
+        // answers it, so that the remote server is reached in the local
+        // client's name and with its capabilities, not without them.
+        if method == "ping" && self.connected().is_none() {
+            return self.local.reply(id, json!({}));
+        }
         let remote = match self.remote(None) {
             Ok(remote) => remote,
             Err(error) => return self.local.reply_error(id, &error),
@@ -277,6 +283,14 @@ impl Bridge {
         Ok(connected)
     }
 
+    /// The remote server's client, when connected.
+    fn connected(&self) -> Option<Arc<Remote>> {
+        self.remote
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     fn notification(&self, method: &str, params: Option<&Value>) {
         match method {
             // The bridge's client sent its own when it connected.
@@ -287,12 +301,7 @@ impl Bridge {
                 }
             }
             _ => {
-                let remote = self
-                    .remote
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone();
-                if let Some(remote) = remote {
+                if let Some(remote) = self.connected() {
                     if let Err(e) = remote.client().notify(method, params.cloned()) {
                         note!("mcp bridge: {} not forwarded: {}", method, e);
                     }
