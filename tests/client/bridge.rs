@@ -242,6 +242,15 @@ fn run_bridge(mut child: Child, lines: &[&str]) -> (Vec<Value>, std::process::Ex
     (read, status.unwrap())
 }
 
+/// The answer with this id among those the bridge wrote (in any order:
+/// each request is answered on a thread of its own).
+fn by_id(read: &[Value], id: impl Into<Value>) -> &Value {
+    let id = id.into();
+    read.iter()
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("no answer to {} in {:?}", id, read))
+}
+
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
 // The end of stdin ends the bridge (exit 0) after it answered what it was
@@ -257,9 +266,9 @@ fn the_end_of_stdin_ends_the_bridge_and_the_remote_session() {
     let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
     let (read, status) = run_bridge(child, &[INITIALIZE, ping]);
     assert!(status.success(), "{:?}", status);
-    assert_eq!(read[0]["id"], 1);
-    assert_eq!(read[0]["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(read[1], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    assert_eq!(read.len(), 2, "{:?}", read);
+    assert_eq!(by_id(&read, 1)["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(by_id(&read, "p")["result"], json!({}));
     let requests = server.requests();
     assert_eq!(requests.last().map(|r| r.method.as_str()), Some("DELETE"));
     for request in &requests {
@@ -356,8 +365,8 @@ fn a_closed_stderr_does_not_end_the_bridge() {
     let (read, status) = run_bridge(child, &[INITIALIZE, stray, ping]);
     assert!(status.success(), "{:?}", status);
     assert_eq!(read.len(), 2, "{:?}", read);
-    assert_eq!(read[0]["result"]["serverInfo"]["name"], "fake");
-    assert_eq!(read[1], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    assert_eq!(by_id(&read, 1)["result"]["serverInfo"]["name"], "fake");
+    assert_eq!(by_id(&read, "p")["result"], json!({}));
 }
 
 // basic/index "Requests" and JSON-RPC 2.0 §4, §5: a request's id is a
@@ -380,13 +389,14 @@ fn requests_with_malformed_ids_or_methods_get_invalid_request() {
     let (read, status) = run_bridge(child, &lines);
     assert!(status.success());
     assert_eq!(read.len(), 6, "{:?}", read);
-    assert_eq!(read[0]["result"]["serverInfo"]["name"], "fake");
-    let ids: Vec<&Value> = read[1..5].iter().map(|m| &m["id"]).collect();
+    assert_eq!(by_id(&read, 1)["result"]["serverInfo"]["name"], "fake");
+    assert_eq!(by_id(&read, "p")["result"], json!({}));
+    let refused: Vec<&Value> = read.iter().filter(|m| m["error"].is_object()).collect();
+    let ids: Vec<&Value> = refused.iter().map(|m| &m["id"]).collect();
     assert_eq!(ids, [&json!(7), &Value::Null, &Value::Null, &Value::Null]);
-    for answer in &read[1..5] {
+    for answer in refused {
         assert_eq!(answer["error"]["code"], -32600, "{:?}", read);
     }
-    assert_eq!(read[5], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
     let pings = server
         .requests()
         .iter()
@@ -442,8 +452,9 @@ fn a_ping_before_initialize_does_not_connect_without_the_local_client() {
     let (read, status) = run_bridge(spawn_bridge(&url, &[]), &[ping, initialize, info]);
     assert!(status.success());
     assert_eq!(read[0], json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
-    assert_eq!(read[2]["id"], 2, "{:?}", read);
-    let text = read[2]["result"]["content"][0]["text"].as_str().unwrap();
+    let text = by_id(&read, 2)["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
     let info: Value = serde_json::from_str(text).unwrap();
     assert_eq!(info["clientInfo"]["name"], "raw", "{}", info);
     assert!(
@@ -451,4 +462,22 @@ fn a_ping_before_initialize_does_not_connect_without_the_local_client() {
         "{}",
         info
     );
+}
+
+// basic/transports "stdio" ("Shutdown": the client closes stdin and waits
+// for the server to exit): a remote server that never answers initialize
+// does not keep the bridge from reading stdin, so its end ends the bridge
+// at once, not after --timeout.
+#[test]
+fn a_remote_server_that_never_answers_initialize_does_not_hold_the_bridge() {
+    let server = Fake::start(|request: &Request| match request.method.as_str() {
+        "POST" => Reply::Hold(Vec::new()),
+        _ => Reply::Keep(fake::answer(405, "text/plain", "", "")),
+    });
+    let child = spawn_bridge(&server.url("/mcp"), &["--timeout", "30"]);
+    let started = Instant::now();
+    let (read, status) = run_bridge(child, &[INITIALIZE]);
+    assert!(status.success(), "{:?}", status);
+    assert!(read.is_empty(), "{:?}", read);
+    assert!(started.elapsed() < WAIT * 2);
 }

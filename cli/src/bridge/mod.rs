@@ -19,9 +19,7 @@ mod local;
 mod remote;
 
 use std::io::{self, BufRead, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -73,21 +71,30 @@ pub struct Options {
 struct Bridge {
     options: Options,
     local: Arc<Local>,
+    /// The local client's `initialize` params, once it sent them: the
+    /// remote server is connected with them, whichever request connects.
+    init: Mutex<Option<Value>>,
+    /// The remote server's client, once connected (held only to look).
     remote: Mutex<Option<Arc<Remote>>>,
-    /// Requests running, and a signal from each that ends.
-    running: Arc<AtomicUsize>,
-    ended: (Sender<()>, Receiver<()>),
+    /// Held while connecting, on a request's thread: the others wait for
+    /// that connection; the thread reading stdin never waits.
+    connecting: Mutex<()>,
+    /// Requests running, and the signal that one ended.
+    running: Mutex<usize>,
+    ended: Condvar,
 }
 
 /// Runs the bridge until stdin ends; the process's exit code (0).
 pub fn run(options: Options) -> i32 {
-    let bridge = Bridge {
+    let bridge = Arc::new(Bridge {
         options,
         local: Arc::new(Local::new()),
+        init: Mutex::new(None),
         remote: Mutex::new(None),
-        running: Arc::new(AtomicUsize::new(0)),
-        ended: channel(),
-    };
+        connecting: Mutex::new(()),
+        running: Mutex::new(0),
+        ended: Condvar::new(),
+    });
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
@@ -158,7 +165,7 @@ impl Bridge {
     /// (basic/index, BASE-1, BASE-2): what is not a message is answered
     /// with `-32700` or `-32600` (a malformed notification is not), a
     /// request's id is a string or an integer.
-    fn receive(&self, bytes: &[u8]) {
+    fn receive(self: &Arc<Self>, bytes: &[u8]) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
@@ -190,21 +197,17 @@ impl Bridge {
         self.local.reply_error(id, &error);
     }
 
-    fn request(&self, id: Value, method: &str, params: Option<Value>) {
-        if method == "initialize" {
-            return self.initialize(id, params);
-        }
+    /// A request of the local client's, answered on a thread of its own:
+    /// `initialize` too, so that a remote server that is slow to connect
+    /// (or never answers) does not keep the bridge from reading stdin.
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Option<Value>) {
         // basic/lifecycle: a ping may come before `initialize`; the bridge
         // answers it, so that the remote server is reached in the local
         // client's name and with its capabilities, not without them.
-        if method == "ping" && self.connected().is_none() {
+        if method == "ping" && lock(&self.init).is_none() && self.connected().is_none() {
             return self.local.reply(id, json!({}));
         }
-        let remote = match self.remote(None) {
-            Ok(remote) => remote,
-            Err(error) => return self.local.reply_error(id, &error),
-        };
-        if self.running.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
+        if *lock(&self.running) >= MAX_IN_FLIGHT {
             let why = format!(
                 "the bridge is forwarding {} requests already",
                 MAX_IN_FLIGHT
@@ -215,53 +218,61 @@ impl Bridge {
         if !self.local.track(&id, token.clone()) {
             return self.refuse(id, "a request with this id is in flight already");
         }
-        let local = Arc::clone(&self.local);
-        let running = Arc::clone(&self.running);
-        let ended = self.ended.0.clone();
+        if method == "initialize" {
+            *lock(&self.init) = params.clone();
+        }
+        let bridge = Arc::clone(self);
         let method = method.to_string();
-        running.fetch_add(1, Ordering::SeqCst);
+        let answer_id = id.clone();
+        *lock(&self.running) += 1;
         let spawned = thread::Builder::new()
             .name("mcp-bridge-request".into())
             .spawn(move || {
-                let outcome = remote.forward(&method, params, &token, &local);
-                local.finish(id, outcome);
-                running.fetch_sub(1, Ordering::SeqCst);
-                let _ = ended.send(());
+                let outcome = match method.as_str() {
+                    "initialize" => bridge.initialize(params.as_ref()),
+                    _ => bridge
+                        .remote()
+                        .and_then(|remote| remote.forward(&method, params, &token, &bridge.local)),
+                };
+                bridge.local.finish(answer_id, outcome);
+                bridge.request_ended();
             });
         if let Err(e) = spawned {
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            note!("mcp bridge: cannot start a thread: {}", e);
+            self.request_ended();
+            let why = format!("mcp bridge: cannot start a thread: {}", e);
+            self.local.finish(id, Err(ErrorObject::internal(why)));
         }
     }
 
     /// `initialize`: connects to the remote server in the local client's
     /// name, and answers with the server's capabilities and identity.
-    fn initialize(&self, id: Value, params: Option<Value>) {
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
         let asked = params
-            .as_ref()
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str);
-        match self.remote(params.as_ref()) {
-            Ok(remote) => self.local.reply(id, remote.initialize_result(asked)),
-            Err(error) => self.local.reply_error(id, &error),
-        }
+        self.remote().map(|remote| remote.initialize_result(asked))
     }
 
     /// The remote server's client, connected on first use: with the
     /// local client's `initialize` params when it sent them.
-    fn remote(&self, init: Option<&Value>) -> Result<Arc<Remote>, ErrorObject> {
-        let mut remote = self.remote.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(remote) = &*remote {
-            return Ok(Arc::clone(remote));
+    fn remote(&self) -> Result<Arc<Remote>, ErrorObject> {
+        if let Some(remote) = self.connected() {
+            return Ok(remote);
         }
-        let connected = Remote::connect(&self.options, init, &self.local).map_err(|e| {
-            note!(
-                "mcp bridge: {}: {}",
-                crate::without_query(&self.options.url),
-                e
-            );
-            remote::wire_error(&e)
-        })?;
+        let _connecting = lock(&self.connecting);
+        if let Some(remote) = self.connected() {
+            return Ok(remote);
+        }
+        let init = lock(&self.init).clone();
+        let connected =
+            Remote::connect(&self.options, init.as_ref(), &self.local).map_err(|e| {
+                note!(
+                    "mcp bridge: {}: {}",
+                    crate::without_query(&self.options.url),
+                    e
+                );
+                remote::wire_error(&e)
+            })?;
         let client = connected.client();
         note!(
             "mcp bridge: connected to {} ({}, protocol {})",
@@ -270,7 +281,7 @@ impl Bridge {
             client.protocol_version()
         );
         let connected = Arc::new(connected);
-        *remote = Some(Arc::clone(&connected));
+        *lock(&self.remote) = Some(Arc::clone(&connected));
         // The first listen stream of a 2026-07-28 server is acknowledged
         // before it counts: the local client's `initialize` does not wait.
         let listener = Arc::clone(&connected);
@@ -285,10 +296,7 @@ impl Bridge {
 
     /// The remote server's client, when connected.
     fn connected(&self) -> Option<Arc<Remote>> {
-        self.remote
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.remote).clone()
     }
 
     fn notification(&self, method: &str, params: Option<&Value>) {
@@ -313,11 +321,11 @@ impl Bridge {
     /// Stdin ended: gives what runs [`END_OF_INPUT_GRACE`] to answer,
     /// cancels the rest, and closes the remote connection (a 2025-11-25
     /// session gets its `DELETE`).
-    fn close(self) {
+    fn close(&self) {
         self.wait_for_requests(END_OF_INPUT_GRACE);
         self.local.cancel_all();
         self.wait_for_requests(CANCEL_WAIT);
-        let remote = self.remote.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let remote = lock(&self.remote).take();
         if let Some(remote) = remote.and_then(|r| Arc::try_unwrap(r).ok()) {
             remote.close();
         }
@@ -325,16 +333,32 @@ impl Bridge {
 }
 
 impl Bridge {
+    fn request_ended(&self) {
+        *lock(&self.running) -= 1;
+        self.ended.notify_all();
+    }
+
     /// Waits until no request runs, at most `wait`.
     fn wait_for_requests(&self, wait: Duration) {
         let deadline = Instant::now() + wait;
-        while self.running.load(Ordering::SeqCst) > 0 {
+        let mut running = lock(&self.running);
+        while *running > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || self.ended.1.recv_timeout(left).is_err() {
+            if left.is_zero() {
                 return;
             }
+            running = self
+                .ended
+                .wait_timeout(running, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
+}
+
+/// A lock that a panicking holder did not spoil.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `"Name: value"` of `--header`.
