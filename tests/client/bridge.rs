@@ -481,3 +481,42 @@ fn a_remote_server_that_never_answers_initialize_does_not_hold_the_bridge() {
     assert!(read.is_empty(), "{:?}", read);
     assert!(started.elapsed() < WAIT * 2);
 }
+
+// A remote server slow to take a notification (the client waits for its
+// 202 up to 10 s) does not hold the bridge's reading of stdin: a ping
+// sent after it is answered at once.
+#[test]
+fn a_remote_server_slow_to_take_notifications_does_not_hold_the_bridge() {
+    let server = Fake::start(|request: &Request| {
+        if request.rpc() == "notifications/roots/list_changed" {
+            return Reply::Hold(Vec::new());
+        }
+        if let Some(reply) = fake::handshake_2025(request) {
+            return reply;
+        }
+        match request.method.as_str() {
+            "GET" => Reply::Keep(fake::answer(405, "text/plain", "", "")),
+            "DELETE" => Reply::Keep(fake::answer(200, "application/json", "", "")),
+            _ => Reply::Keep(fake::json(&fake::result(request, "{}"), "")),
+        }
+    });
+    let mut child = spawn_bridge(&server.url("/mcp"), &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    });
+    writeln!(stdin, "{}", INITIALIZE).unwrap();
+    let initialized = rx.recv_timeout(WAIT).expect("the initialize answer");
+    assert_eq!(initialized["id"], 1);
+    let changed = r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    writeln!(stdin, "{}\n{}", changed, ping).unwrap();
+    let pong = rx.recv_timeout(WAIT).expect("the ping's answer within 5 s");
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

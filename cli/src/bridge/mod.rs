@@ -19,6 +19,7 @@ mod local;
 mod remote;
 
 use std::io::{self, BufRead, Read};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -38,6 +39,10 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Requests of the local client's forwarded at once; one more is
 /// answered with `-32603` at once.
 pub const MAX_IN_FLIGHT: usize = 256;
+
+/// The local client's notifications waiting for the remote server to
+/// take them; one more is dropped (and noted on stderr).
+const MAX_QUEUED_NOTIFICATIONS: usize = 256;
 
 /// How long requests still running when stdin closes get to finish and
 /// answer before they are cancelled (as the crate's stdio server gives
@@ -67,6 +72,9 @@ pub struct Options {
     pub login: login::Options,
 }
 
+/// A notification of the local client's: its method and params.
+type Notice = (String, Option<Value>);
+
 /// The bridge between the two sides.
 struct Bridge {
     options: Options,
@@ -79,6 +87,10 @@ struct Bridge {
     /// Held while connecting, on a request's thread: the others wait for
     /// that connection; the thread reading stdin never waits.
     connecting: Mutex<()>,
+    /// The local client's notifications for the remote server, in order,
+    /// to the thread that posts them ([`forward_notifications`]); `None`
+    /// once stdin ended.
+    notices: Mutex<Option<SyncSender<Notice>>>,
     /// Requests running, and the signal that one ended.
     running: Mutex<usize>,
     ended: Condvar,
@@ -92,9 +104,22 @@ pub fn run(options: Options) -> i32 {
         init: Mutex::new(None),
         remote: Mutex::new(None),
         connecting: Mutex::new(()),
+        notices: Mutex::new(None),
         running: Mutex::new(0),
         ended: Condvar::new(),
     });
+    let (notices, queued) = sync_channel(MAX_QUEUED_NOTIFICATIONS);
+    let poster = Arc::clone(&bridge);
+    match thread::Builder::new()
+        .name("mcp-bridge-notify".into())
+        .spawn(move || forward_notifications(&poster, &queued))
+    {
+        Ok(_) => *lock(&bridge.notices) = Some(notices),
+        Err(e) => note!(
+            "mcp bridge: the client's notifications are not forwarded: {}",
+            e
+        ),
+    }
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
@@ -308,13 +333,17 @@ impl Bridge {
                     self.local.cancel(id);
                 }
             }
-            _ => {
-                if let Some(remote) = self.connected() {
-                    if let Err(e) = remote.client().notify(method, params.cloned()) {
-                        note!("mcp bridge: {} not forwarded: {}", method, e);
-                    }
+            _ if self.connected().is_some() => {
+                let queued = match &*lock(&self.notices) {
+                    Some(notices) => notices.try_send((method.to_string(), params.cloned())),
+                    None => return,
+                };
+                if queued.is_err() {
+                    note!("mcp bridge: {} not forwarded: too many waiting", method);
                 }
             }
+            // Before the remote server is connected, there is nobody to tell.
+            _ => {}
         }
     }
 
@@ -322,6 +351,7 @@ impl Bridge {
     /// cancels the rest, and closes the remote connection (a 2025-11-25
     /// session gets its `DELETE`).
     fn close(&self) {
+        lock(&self.notices).take();
         self.wait_for_requests(END_OF_INPUT_GRACE);
         self.local.cancel_all();
         self.wait_for_requests(CANCEL_WAIT);
@@ -352,6 +382,20 @@ impl Bridge {
                 .wait_timeout(running, left)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+        }
+    }
+}
+
+/// Posts the local client's notifications to the remote server, one at a
+/// time and in order, until the bridge drops the sender: a remote server
+/// slow to take them (the client waits 10 s for each) holds this thread,
+/// not the one reading stdin.
+fn forward_notifications(bridge: &Bridge, queued: &Receiver<Notice>) {
+    while let Ok((method, params)) = queued.recv() {
+        if let Some(remote) = bridge.connected() {
+            if let Err(e) = remote.client().notify(&method, params) {
+                note!("mcp bridge: {} not forwarded: {}", method, e);
+            }
         }
     }
 }
