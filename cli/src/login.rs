@@ -150,8 +150,8 @@ pub fn login(builder: ClientBuilder, url: &str, options: &Options) -> Result<(),
     oauth.logout(url)?;
     let client = builder.oauth(oauth.clone()).connect_http(url)?;
     let server = match client.server_info() {
-        Some(info) => format!("{} at {}", info.name, crate::without_query(url)),
-        None => crate::without_query(url).to_string(),
+        Some(info) => format!("{} at {}", info.name, crate::shown_url(url)),
+        None => crate::shown_url(url),
     };
     client.close();
     match oauth.login_for(url)? {
@@ -180,7 +180,7 @@ pub fn logout(url: &str, options: &Options) -> Result<(), Error> {
     let oauth = options.kept_oauth()?;
     let kept = oauth.login_for(url)?.is_some();
     oauth.logout(url)?;
-    let url = crate::without_query(url);
+    let url = crate::shown_url(url);
     match kept {
         true => println!("logged out of {}", url),
         false => println!("no login kept for {}", url),

@@ -520,3 +520,37 @@ fn a_remote_server_slow_to_take_notifications_does_not_hold_the_bridge() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+// A password in the URL's user information is not echoed: not on stderr,
+// not to the local client (the crate's own errors show it as `…@`).
+#[test]
+fn the_bridge_does_not_echo_a_password_in_the_url() {
+    use std::io::Read;
+    let server = plain_fake();
+    let url = server
+        .url("/mcp?key=k-secret")
+        .replace("http://", "http://ada:pw-secret@");
+    let mut child = bridge_command(&url, Era::V2025_11_25, &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the bridge");
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        let _ = tx.send(text);
+    });
+    let (read, status) = run_bridge(child, &[INITIALIZE]);
+    assert!(status.success());
+    let stderr = rx.recv_timeout(WAIT).expect("the bridge's stderr");
+    let said = format!("{:?}\n{}", read, stderr);
+    assert!(said.contains("127.0.0.1"), "{}", said);
+    assert!(
+        !said.contains("pw-secret") && !said.contains("k-secret"),
+        "{}",
+        said
+    );
+}

@@ -291,17 +291,13 @@ impl Bridge {
         let init = lock(&self.init).clone();
         let connected =
             Remote::connect(&self.options, init.as_ref(), &self.local).map_err(|e| {
-                note!(
-                    "mcp bridge: {}: {}",
-                    crate::without_query(&self.options.url),
-                    e
-                );
+                note!("mcp bridge: {}: {}", crate::shown_url(&self.options.url), e);
                 remote::wire_error(&e)
             })?;
         let client = connected.client();
         note!(
             "mcp bridge: connected to {} ({}, protocol {})",
-            crate::without_query(&self.options.url),
+            crate::shown_url(&self.options.url),
             client.server_info().map_or("unnamed", |i| i.name.as_str()),
             client.protocol_version()
         );
