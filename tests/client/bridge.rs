@@ -554,3 +554,30 @@ fn the_bridge_does_not_echo_a_password_in_the_url() {
         said
     );
 }
+
+// 2026-07-28 RES-2: the local client speaks the initialize era, whose
+// results carry no resultType, ttlMs, cacheScope or serverInfo stamp
+// (some clients validate empty results strictly); the bridge leaves them
+// out of a 2026-07-28 server's results.
+#[test]
+fn a_2026_servers_results_reach_the_local_client_in_its_era() {
+    let example = Example::start(&[]);
+    let url = format!("http://{}/mcp", example.addr);
+    let child = bridge_command(&url, Era::V2026_07_28, &[])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the bridge");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    let (read, status) = run_bridge(child, &[INITIALIZE, list, call]);
+    assert!(status.success());
+    for id in [2, 3] {
+        let result = by_id(&read, id)["result"].as_object().unwrap();
+        for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+            assert!(!result.contains_key(key), "{}: {:?}", key, result);
+        }
+    }
+    assert_eq!(by_id(&read, 3)["result"]["content"][0]["text"], "hi");
+}
