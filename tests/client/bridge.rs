@@ -581,3 +581,39 @@ fn a_2026_servers_results_reach_the_local_client_in_its_era() {
     }
     assert_eq!(by_id(&read, 3)["result"]["content"][0]["text"], "hi");
 }
+
+// JSON-RPC 2.0 §5: a response has exactly one of result and error. The
+// local client's malformed answer to a request of the remote server's
+// fails that request at once (the server gets -32603), not at --timeout.
+#[test]
+fn a_malformed_answer_from_the_local_client_fails_the_server_request_at_once() {
+    let example = Example::start(&[]);
+    let url = format!("http://{}/mcp", example.addr);
+    let mut child = spawn_bridge(&url, &["--timeout", "30"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    });
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}"#;
+    writeln!(stdin, "{}\n{}", initialize, call).unwrap();
+    let asked = loop {
+        let message = rx.recv_timeout(WAIT).expect("the elicitation request");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    let both = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"},
+        "error": {"code": -1, "message": "no"}});
+    writeln!(stdin, "{}", both).unwrap();
+    let answer = rx.recv_timeout(WAIT).expect("the call's answer within 5 s");
+    assert_eq!(answer["id"], 2, "{}", answer);
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("malformed"), "{}", text);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -25,7 +25,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject, Message};
+use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject, Message, Response};
 
 use self::local::Local;
 use self::remote::Remote;
@@ -208,11 +208,22 @@ impl Bridge {
             }
             Ok(Message::Notification(n)) => self.notification(&n.method, n.params.as_ref()),
             Ok(Message::Response(response)) => self.local.answered(response),
-            Err(e) => {
-                if !e.silent {
-                    let id = local::id_value(e.id.as_ref());
-                    self.local.reply_error(id, &e.error);
+            // A malformed answer (both result and error, a malformed
+            // error) is not answered, but the request of the bridge's it
+            // names fails now, not at its timeout.
+            Err(e) if e.silent => {
+                if let Some(id) = e.id {
+                    let why = format!(
+                        "the local client's answer is malformed: {}",
+                        e.error.message
+                    );
+                    let error = ErrorObject::internal(why);
+                    self.local.answered(Response::error(Some(id), error));
                 }
+            }
+            Err(e) => {
+                let id = local::id_value(e.id.as_ref());
+                self.local.reply_error(id, &e.error);
             }
         }
     }
