@@ -617,3 +617,56 @@ fn a_malformed_answer_from_the_local_client_fails_the_server_request_at_once() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+// basic/utilities/cancellation: when the local client cancels a call
+// while the remote server waits for its answer to an elicitation, that
+// elicitation is moot: the bridge cancels it with the local client (which
+// would otherwise keep asking its user), ends the call at once instead of
+// at --timeout, and answers nothing for it.
+#[test]
+fn cancelling_a_call_cancels_the_requests_the_bridge_sent_for_it() {
+    let example = Example::start(&[]);
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let url = format!("http://{}/mcp", example.addr);
+        let mut child = bridge_command(&url, era, &["--timeout", "30"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the bridge");
+        let mut stdin = child.stdin.take().unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+            }
+        });
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}"#;
+        writeln!(stdin, "{}\n{}", initialize, call).unwrap();
+        let asked = loop {
+            let message = rx.recv_timeout(WAIT).expect("the elicitation request");
+            if message["method"] == "elicitation/create" {
+                break message;
+            }
+        };
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+        let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+        writeln!(stdin, "{}", cancel).unwrap();
+        let told = rx.recv_timeout(WAIT).expect("the bridge's cancellation");
+        assert_eq!(told["method"], "notifications/cancelled", "{:?}", era);
+        assert_eq!(told["params"]["requestId"], asked["id"]);
+        // The bridge goes on, and the cancelled call is not answered.
+        writeln!(stdin, "{}", ping).unwrap();
+        drop(stdin);
+        let mut rest = Vec::new();
+        while let Ok(message) = rx.recv_timeout(WAIT) {
+            rest.push(message);
+        }
+        assert!(child.wait().unwrap().success());
+        assert!(rest.iter().any(|m| m["id"] == "p"), "{:?}: {:?}", era, rest);
+        assert!(rest.iter().all(|m| m["id"] != 2), "{:?}: {:?}", era, rest);
+    }
+}

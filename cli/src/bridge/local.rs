@@ -4,6 +4,7 @@
 //! server's behalf and their answers, and the client's requests in
 //! flight, each with the token that cancels its forwarded copy.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,7 +25,7 @@ pub struct Local {
     gone: AtomicBool,
     next_id: AtomicU64,
     /// The bridge's requests to the client, by id, waiting for answers.
-    asked: Mutex<HashMap<String, SyncSender<Answer>>>,
+    asked: Mutex<HashMap<String, Asked>>,
     /// The client's requests being forwarded, by id (as JSON text).
     calls: Mutex<HashMap<String, CancelToken>>,
 }
@@ -36,6 +37,23 @@ pub fn id_value(id: Option<&RequestId>) -> Value {
         Some(RequestId::String(s)) => Value::from(s.as_str()),
         None => Value::Null,
     }
+}
+
+/// A request of the bridge's to the client, waiting for its answer.
+struct Asked {
+    /// Where the answer goes.
+    sender: SyncSender<Answer>,
+    /// The bridge's id for it.
+    id: String,
+    /// The client's request it was asked for (its key in `calls`), when
+    /// it was asked while forwarding one.
+    call: Option<String>,
+}
+
+thread_local! {
+    /// The client's request this thread forwards (its key in `calls`):
+    /// what the bridge asks the client meanwhile is asked for it.
+    static CALL: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// A lock that a panicking holder did not spoil: the maps stay usable.
@@ -120,12 +138,45 @@ impl Local {
         }
     }
 
+    /// Runs `forward` for the client's request `id` on this thread: the
+    /// requests the bridge sends the client meanwhile belong to it.
+    pub fn on_behalf_of<R>(&self, id: &Value, forward: impl FnOnce() -> R) -> R {
+        CALL.with(|call| *call.borrow_mut() = Some(id.to_string()));
+        let outcome = forward();
+        CALL.with(|call| *call.borrow_mut() = None);
+        outcome
+    }
+
     /// `notifications/cancelled` from the client: cancels the forwarded
-    /// request (the remote server is told).
+    /// request (the remote server is told), and the requests the bridge
+    /// sent the client for it, which are moot now: the client is told
+    /// (basic/utilities/cancellation), the remote server gets an error.
     pub fn cancel(&self, id: &Value) {
-        if let Some(token) = lock(&self.calls).get(&id.to_string()) {
-            token.cancel();
+        let key = id.to_string();
+        match lock(&self.calls).get(&key) {
+            Some(token) => token.cancel(),
+            None => return,
         }
+        let moot: Vec<Asked> = {
+            let mut asked = lock(&self.asked);
+            let keys: Vec<String> = asked
+                .iter()
+                .filter(|(_, a)| a.call.as_deref() == Some(key.as_str()))
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| asked.remove(k)).collect()
+        };
+        for asked in moot {
+            self.told_cancelled(&asked.id, "the request it was for was cancelled");
+            let why = "the local client cancelled the request this was asked for";
+            let _ = asked.sender.try_send(Err(ErrorObject::internal(why)));
+        }
+    }
+
+    /// Tells the client that the bridge's request `id` is cancelled.
+    fn told_cancelled(&self, id: &str, reason: &str) {
+        let params = json!({ "requestId": id, "reason": reason });
+        self.notify("notifications/cancelled", Some(params));
     }
 
     /// Cancels every request in flight: stdin ended.
@@ -147,10 +198,19 @@ impl Local {
     pub fn ask(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, Error> {
         let id = format!("bridge-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (sender, answer) = sync_channel(1);
-        lock(&self.asked).insert(Value::from(id.as_str()).to_string(), sender);
+        let asked = Asked {
+            sender,
+            id: id.clone(),
+            call: CALL.with(|call| call.borrow().clone()),
+        };
+        lock(&self.asked).insert(Value::from(id.as_str()).to_string(), asked);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         let outcome = answer.recv_timeout(timeout);
-        lock(&self.asked).remove(&Value::from(id.as_str()).to_string());
+        let waiting = lock(&self.asked).remove(&Value::from(id.as_str()).to_string());
+        // basic/lifecycle "Timeouts": the sender that stops waiting says so.
+        if waiting.is_some() && outcome.is_err() {
+            self.told_cancelled(&id, "timed out");
+        }
         match outcome {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(Error::rpc(error)),
@@ -172,8 +232,8 @@ impl Local {
         let id = id_value(response.id.as_ref());
         let waiting = lock(&self.asked).remove(&id.to_string());
         match waiting {
-            Some(sender) => {
-                let _ = sender.try_send(response.outcome);
+            Some(asked) => {
+                let _ = asked.sender.try_send(response.outcome);
             }
             None => note!(
                 "mcp bridge: the client answered a request never sent ({})",

@@ -266,9 +266,12 @@ impl Bridge {
             .spawn(move || {
                 let outcome = match method.as_str() {
                     "initialize" => bridge.initialize(params.as_ref()),
-                    _ => bridge
-                        .remote()
-                        .and_then(|remote| remote.forward(&method, params, &token, &bridge.local)),
+                    _ => bridge.remote().and_then(|remote| {
+                        let local = &bridge.local;
+                        local.on_behalf_of(&answer_id, || {
+                            remote.forward(&method, params, &token, local)
+                        })
+                    }),
                 };
                 bridge.local.finish(answer_id, outcome);
                 bridge.request_ended();
