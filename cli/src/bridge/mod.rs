@@ -319,12 +319,16 @@ impl Bridge {
         *lock(&self.remote) = Some(Arc::clone(&connected));
         // The first listen stream of a 2026-07-28 server is acknowledged
         // before it counts: the local client's `initialize` does not wait.
-        let listener = Arc::clone(&connected);
-        let spawned = thread::Builder::new()
-            .name("mcp-bridge-listen".into())
-            .spawn(move || listener.listen_for_changes());
-        if let Err(e) = spawned {
-            note!("mcp bridge: no change notifications: {}", e);
+        // (A 2025-11-25 session has its GET stream: no thread, which would
+        // hold the remote when stdin ends, and its session's DELETE.)
+        if connected.client().era() == Era::V2026_07_28 {
+            let listener = Arc::clone(&connected);
+            let spawned = thread::Builder::new()
+                .name("mcp-bridge-listen".into())
+                .spawn(move || listener.listen_for_changes());
+            if let Err(e) = spawned {
+                note!("mcp bridge: no change notifications: {}", e);
+            }
         }
         Ok(connected)
     }
