@@ -150,8 +150,8 @@ pub fn login(builder: ClientBuilder, url: &str, options: &Options) -> Result<(),
     oauth.logout(url)?;
     let client = builder.oauth(oauth.clone()).connect_http(url)?;
     let server = match client.server_info() {
-        Some(info) => format!("{} at {}", info.name, crate::without_query(url)),
-        None => crate::without_query(url).to_string(),
+        Some(info) => format!("{} at {}", info.name, crate::shown_url(url)),
+        None => crate::shown_url(url),
     };
     client.close();
     match oauth.login_for(url)? {
@@ -180,7 +180,7 @@ pub fn logout(url: &str, options: &Options) -> Result<(), Error> {
     let oauth = options.kept_oauth()?;
     let kept = oauth.login_for(url)?.is_some();
     oauth.logout(url)?;
-    let url = crate::without_query(url);
+    let url = crate::shown_url(url);
     match kept {
         true => println!("logged out of {}", url),
         false => println!("no login kept for {}", url),
@@ -193,7 +193,7 @@ pub fn logout(url: &str, options: &Options) -> Result<(), Error> {
 /// argument). The command runs on its own; the login waits for the
 /// browser on the loopback listener, not for the command.
 fn show_url(url: &str) {
-    eprintln!(
+    note!(
         "mcp: to log in, open this URL in a browser:\n\n    {}\n",
         url
     );
@@ -218,7 +218,7 @@ fn show_url(url: &str) {
         .stdout(Stdio::null());
     match command.spawn() {
         Ok(child) => reap(child, line),
-        Err(e) => eprintln!("mcp: warning: cannot run BROWSER ({}): {}", line, e),
+        Err(e) => note!("mcp: warning: cannot run BROWSER ({}): {}", line, e),
     }
 }
 
@@ -248,14 +248,14 @@ fn reap(mut child: Child, line: String) {
         .name("mcp-browser".into())
         .spawn(move || match child.wait() {
             Ok(status) if !status.success() => {
-                eprintln!("mcp: warning: BROWSER ({}) failed: {}", line, status)
+                note!("mcp: warning: BROWSER ({}) failed: {}", line, status)
             }
             Ok(_) => {}
-            Err(e) => eprintln!("mcp: warning: BROWSER ({}): {}", line, e),
+            Err(e) => note!("mcp: warning: BROWSER ({}): {}", line, e),
         });
     if let Err(e) = waiter {
         // The command runs on; only its exit status goes unseen.
-        eprintln!("mcp: warning: cannot wait for BROWSER: {}", e);
+        note!("mcp: warning: cannot wait for BROWSER: {}", e);
     }
 }
 
@@ -271,7 +271,7 @@ impl TokenStore for Warned {
 
     fn save(&self, server: &str, login: &Login) -> Result<(), Error> {
         self.0.save(server, login).map_err(|e| {
-            eprintln!("mcp: warning: the login is not kept: {}", e);
+            note!("mcp: warning: the login is not kept: {}", e);
             e
         })
     }

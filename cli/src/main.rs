@@ -48,6 +48,15 @@ use tiny_mcp::{
     CallOptions, Client, ClientBuilder, Era, Error, ErrorKind, JsonObject, Reference, Root,
 };
 
+/// `eprintln!` that does not panic when stderr is closed: a local client
+/// of `mcp bridge` may ignore the bridge's stderr by closing its end.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bridge;
 mod elicit;
 mod login;
@@ -175,26 +184,36 @@ fn place(args: &Args, e: &Error) -> String {
     }
     let (target, name) = match (&args.http, &args.stdio) {
         (Some(url), _) => {
-            let url = without_query(url);
-            let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-            (url, rest.split('/').next().unwrap_or(rest))
+            let url = shown_url(url);
+            let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+            let rest = rest.rsplit('@').next().unwrap_or(rest);
+            let name = rest.split('/').next().unwrap_or(rest).to_string();
+            (url, name)
         }
         (None, Some(line)) => {
-            let line = line.as_str();
-            (line, line.split_whitespace().next().unwrap_or(line))
+            let name = line.split_whitespace().next().unwrap_or(line).to_string();
+            (line.clone(), name)
         }
         (None, None) => return String::new(),
     };
-    if e.to_string().contains(name) {
+    if e.to_string().contains(&name) {
         String::new()
     } else {
         format!("{}: ", target)
     }
 }
 
-/// `url` without its query and fragment: the query may hold a key.
-fn without_query(url: &str) -> &str {
-    url.split(['?', '#']).next().unwrap_or(url)
+/// `url` as it is shown: without its query and fragment (the query may
+/// hold a key), and without user information (`user:password@`), as the
+/// crate's own errors show it.
+fn shown_url(url: &str) -> String {
+    let bare = url.split(['?', '#']).next().unwrap_or(url);
+    match (bare.find("://"), bare.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://…@{}", &bare[..scheme], &bare[at + 1..])
+        }
+        _ => bare.to_string(),
+    }
 }
 
 /// The value of `name` in seconds: a positive number.

@@ -4,6 +4,7 @@
 //! server's behalf and their answers, and the client's requests in
 //! flight, each with the token that cancels its forwarded copy.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tiny_mcp::{CancelToken, Error, ErrorKind, ErrorObject};
+use tiny_mcp::{CancelToken, Error, ErrorKind, ErrorObject, RequestId, Response};
 
 /// An answer from the local client: its `result`, or its `error`.
 type Answer = Result<Value, ErrorObject>;
@@ -24,9 +25,35 @@ pub struct Local {
     gone: AtomicBool,
     next_id: AtomicU64,
     /// The bridge's requests to the client, by id, waiting for answers.
-    asked: Mutex<HashMap<String, SyncSender<Answer>>>,
+    asked: Mutex<HashMap<String, Asked>>,
     /// The client's requests being forwarded, by id (as JSON text).
     calls: Mutex<HashMap<String, CancelToken>>,
+}
+
+/// A request id as JSON (`null` for none).
+pub fn id_value(id: Option<&RequestId>) -> Value {
+    match id {
+        Some(RequestId::Number(n)) => Value::from(*n),
+        Some(RequestId::String(s)) => Value::from(s.as_str()),
+        None => Value::Null,
+    }
+}
+
+/// A request of the bridge's to the client, waiting for its answer.
+struct Asked {
+    /// Where the answer goes.
+    sender: SyncSender<Answer>,
+    /// The bridge's id for it.
+    id: String,
+    /// The client's request it was asked for (its key in `calls`), when
+    /// it was asked while forwarding one.
+    call: Option<String>,
+}
+
+thread_local! {
+    /// The client's request this thread forwards (its key in `calls`):
+    /// what the bridge asks the client meanwhile is asked for it.
+    static CALL: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// A lock that a panicking holder did not spoil: the maps stay usable.
@@ -50,9 +77,18 @@ impl Local {
         self.gone.load(Ordering::SeqCst)
     }
 
-    /// Writes one message as one line.
+    /// Writes one message as one line. U+2028 and U+2029 go escaped, as
+    /// the crate's stdio output writes them (DESIGN.md §7): some line
+    /// readers split on them. Compact JSON has them only inside strings,
+    /// where the escape means the same.
     pub fn send(&self, message: &Value) {
-        let mut line = message.to_string().into_bytes();
+        let mut text = message.to_string();
+        if text.contains(['\u{2028}', '\u{2029}']) {
+            text = text
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029");
+        }
+        let mut line = text.into_bytes();
         line.push(b'\n');
         let mut out = lock(&self.out);
         if out.write_all(&line).and_then(|()| out.flush()).is_err() {
@@ -102,12 +138,45 @@ impl Local {
         }
     }
 
+    /// Runs `forward` for the client's request `id` on this thread: the
+    /// requests the bridge sends the client meanwhile belong to it.
+    pub fn on_behalf_of<R>(&self, id: &Value, forward: impl FnOnce() -> R) -> R {
+        CALL.with(|call| *call.borrow_mut() = Some(id.to_string()));
+        let outcome = forward();
+        CALL.with(|call| *call.borrow_mut() = None);
+        outcome
+    }
+
     /// `notifications/cancelled` from the client: cancels the forwarded
-    /// request (the remote server is told).
+    /// request (the remote server is told), and the requests the bridge
+    /// sent the client for it, which are moot now: the client is told
+    /// (basic/utilities/cancellation), the remote server gets an error.
     pub fn cancel(&self, id: &Value) {
-        if let Some(token) = lock(&self.calls).get(&id.to_string()) {
-            token.cancel();
+        let key = id.to_string();
+        match lock(&self.calls).get(&key) {
+            Some(token) => token.cancel(),
+            None => return,
         }
+        let moot: Vec<Asked> = {
+            let mut asked = lock(&self.asked);
+            let keys: Vec<String> = asked
+                .iter()
+                .filter(|(_, a)| a.call.as_deref() == Some(key.as_str()))
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| asked.remove(k)).collect()
+        };
+        for asked in moot {
+            self.told_cancelled(&asked.id, "the request it was for was cancelled");
+            let why = "the local client cancelled the request this was asked for";
+            let _ = asked.sender.try_send(Err(ErrorObject::internal(why)));
+        }
+    }
+
+    /// Tells the client that the bridge's request `id` is cancelled.
+    fn told_cancelled(&self, id: &str, reason: &str) {
+        let params = json!({ "requestId": id, "reason": reason });
+        self.notify("notifications/cancelled", Some(params));
     }
 
     /// Cancels every request in flight: stdin ended.
@@ -129,10 +198,19 @@ impl Local {
     pub fn ask(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, Error> {
         let id = format!("bridge-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (sender, answer) = sync_channel(1);
-        lock(&self.asked).insert(Value::from(id.as_str()).to_string(), sender);
+        let asked = Asked {
+            sender,
+            id: id.clone(),
+            call: CALL.with(|call| call.borrow().clone()),
+        };
+        lock(&self.asked).insert(Value::from(id.as_str()).to_string(), asked);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         let outcome = answer.recv_timeout(timeout);
-        lock(&self.asked).remove(&Value::from(id.as_str()).to_string());
+        let waiting = lock(&self.asked).remove(&Value::from(id.as_str()).to_string());
+        // basic/lifecycle "Timeouts": the sender that stops waiting says so.
+        if waiting.is_some() && outcome.is_err() {
+            self.told_cancelled(&id, "timed out");
+        }
         match outcome {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(Error::rpc(error)),
@@ -150,26 +228,17 @@ impl Local {
 
     /// An answer from the client (`result` or `error`) to a request of
     /// [`ask`](Self::ask); one to nothing asked is dropped.
-    pub fn answered(&self, id: &Value, message: &serde_json::Map<String, Value>) {
+    pub fn answered(&self, response: Response) {
+        let id = id_value(response.id.as_ref());
         let waiting = lock(&self.asked).remove(&id.to_string());
-        let sender = match waiting {
-            Some(sender) => sender,
-            None => {
-                eprintln!(
-                    "mcp bridge: the client answered a request never sent ({})",
-                    id
-                );
-                return;
+        match waiting {
+            Some(asked) => {
+                let _ = asked.sender.try_send(response.outcome);
             }
-        };
-        let answer = match (message.get("result"), message.get("error")) {
-            (Some(result), None) => Ok(result.clone()),
-            (None, Some(error)) => serde_json::from_value(error.clone())
-                .map_err(|_| ErrorObject::internal("the client answered with a malformed error")),
-            _ => Err(ErrorObject::internal(
-                "the client's answer has neither result nor error",
-            )),
-        };
-        let _ = sender.try_send(answer);
+            None => note!(
+                "mcp bridge: the client answered a request never sent ({})",
+                id
+            ),
+        }
     }
 }

@@ -21,14 +21,13 @@ mod remote;
 mod workers;
 
 use std::io::{self, BufRead, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject};
+use serde_json::{json, Value};
+use tiny_mcp::{CancelToken, Era, ErrorCode, ErrorObject, Message, Response};
 
 use self::local::Local;
 use self::remote::Remote;
@@ -43,6 +42,10 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Requests of the local client's forwarded at once; one more is
 /// answered with `-32603` at once.
 pub const MAX_IN_FLIGHT: usize = 256;
+
+/// The local client's notifications waiting for the remote server to
+/// take them; one more is dropped (and noted on stderr).
+const MAX_QUEUED_NOTIFICATIONS: usize = 256;
 
 /// How long requests still running when stdin closes get to finish and
 /// answer before they are cancelled (as the crate's stdio server gives
@@ -72,28 +75,57 @@ pub struct Options {
     pub login: login::Options,
 }
 
+/// A notification of the local client's: its method and params.
+type Notice = (String, Option<Value>);
+
 /// The bridge between the two sides.
 struct Bridge {
     options: Options,
     local: Arc<Local>,
+    /// The local client's `initialize` params, once it sent them: the
+    /// remote server is connected with them, whichever request connects.
+    init: Mutex<Option<Value>>,
+    /// The remote server's client, once connected (held only to look).
     remote: Mutex<Option<Arc<Remote>>>,
+    /// Held while connecting, on a request's thread: the others wait for
+    /// that connection; the thread reading stdin never waits.
+    connecting: Mutex<()>,
+    /// The local client's notifications for the remote server, in order,
+    /// to the thread that posts them ([`forward_notifications`]); `None`
+    /// once stdin ended.
+    notices: Mutex<Option<SyncSender<Notice>>>,
+    /// Requests running, and the signal that one ended.
+    running: Mutex<usize>,
+    ended: Condvar,
     /// The threads requests run on.
     workers: Workers,
-    /// Requests running, and a signal from each that ends.
-    running: Arc<AtomicUsize>,
-    ended: (Sender<()>, Receiver<()>),
 }
 
 /// Runs the bridge until stdin ends; the process's exit code (0).
 pub fn run(options: Options) -> i32 {
-    let bridge = Bridge {
+    let bridge = Arc::new(Bridge {
         options,
         local: Arc::new(Local::new()),
+        init: Mutex::new(None),
         remote: Mutex::new(None),
+        connecting: Mutex::new(()),
+        notices: Mutex::new(None),
+        running: Mutex::new(0),
+        ended: Condvar::new(),
         workers: Workers::new(),
-        running: Arc::new(AtomicUsize::new(0)),
-        ended: channel(),
-    };
+    });
+    let (notices, queued) = sync_channel(MAX_QUEUED_NOTIFICATIONS);
+    let poster = Arc::clone(&bridge);
+    match thread::Builder::new()
+        .name("mcp-bridge-notify".into())
+        .spawn(move || forward_notifications(&poster, &queued))
+    {
+        Ok(_) => *lock(&bridge.notices) = Some(notices),
+        Err(e) => note!(
+            "mcp bridge: the client's notifications are not forwarded: {}",
+            e
+        ),
+    }
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
@@ -109,12 +141,12 @@ pub fn run(options: Options) -> i32 {
             ),
             Ok(None) => break,
             Err(e) => {
-                eprintln!("mcp bridge: reading stdin failed: {}", e);
+                note!("mcp bridge: reading stdin failed: {}", e);
                 break;
             }
         }
         if bridge.local.gone() {
-            eprintln!("mcp bridge: stdout is closed");
+            note!("mcp bridge: stdout is closed");
             break;
         }
     }
@@ -160,36 +192,45 @@ fn read_message(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Opti
 }
 
 impl Bridge {
-    /// One message from the local client.
-    fn receive(&self, bytes: &[u8]) {
+    /// One message from the local client, read by the crate's rules
+    /// (basic/index, BASE-1, BASE-2): what is not a message is answered
+    /// with `-32700` or `-32600` (a malformed notification is not), a
+    /// request's id is a string or an integer.
+    fn receive(self: &Arc<Self>, bytes: &[u8]) {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
         let message = match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(message)) => message,
-            Ok(Value::Array(_)) => {
-                return self.refuse(
-                    Value::Null,
-                    "batches are not supported (2025-06-18 removed them)",
-                )
-            }
-            Ok(_) => return self.refuse(Value::Null, "a message is a JSON object"),
+            Ok(value) => Message::from_value(value),
             Err(e) => {
                 let error = ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {}", e));
                 return self.local.reply_error(Value::Null, &error);
             }
         };
-        let method = message.get("method").and_then(Value::as_str);
-        match (method, message.get("id")) {
-            (Some(method), Some(id)) => {
-                self.request(id.clone(), method, message.get("params").cloned())
+        match message {
+            Ok(Message::Request(request)) => {
+                let id = local::id_value(Some(&request.id));
+                self.request(id, &request.method, request.params)
             }
-            (Some(method), None) => self.notification(method, message.get("params")),
-            (None, Some(id)) => self.local.answered(id, &message),
-            (None, None) => self.refuse(
-                Value::Null,
-                "neither a request, a notification nor an answer",
-            ),
+            Ok(Message::Notification(n)) => self.notification(&n.method, n.params.as_ref()),
+            Ok(Message::Response(response)) => self.local.answered(response),
+            // A malformed answer (both result and error, a malformed
+            // error) is not answered, but the request of the bridge's it
+            // names fails now, not at its timeout.
+            Err(e) if e.silent => {
+                if let Some(id) = e.id {
+                    let why = format!(
+                        "the local client's answer is malformed: {}",
+                        e.error.message
+                    );
+                    let error = ErrorObject::internal(why);
+                    self.local.answered(Response::error(Some(id), error));
+                }
+            }
+            Err(e) => {
+                let id = local::id_value(e.id.as_ref());
+                self.local.reply_error(id, &e.error);
+            }
         }
     }
 
@@ -198,9 +239,15 @@ impl Bridge {
         self.local.reply_error(id, &error);
     }
 
-    fn request(&self, id: Value, method: &str, params: Option<Value>) {
-        if method == "initialize" {
-            return self.initialize(id, params);
+    /// A request of the local client's, answered on a thread of its own:
+    /// `initialize` too, so that a remote server that is slow to connect
+    /// (or never answers) does not keep the bridge from reading stdin.
+    fn request(self: &Arc<Self>, id: Value, method: &str, params: Option<Value>) {
+        // basic/lifecycle: a ping may come before `initialize`; the bridge
+        // answers it, so that the remote server is reached in the local
+        // client's name and with its capabilities, not without them.
+        if method == "ping" && lock(&self.init).is_none() && self.connected().is_none() {
+            return self.local.reply(id, json!({}));
         }
         if method == "server/discover" {
             // The local side speaks the initialize era: a client that
@@ -210,11 +257,7 @@ impl Bridge {
             let error = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, why.to_string());
             return self.local.reply_error(id, &error);
         }
-        let remote = match self.remote(None) {
-            Ok(remote) => remote,
-            Err(error) => return self.local.reply_error(id, &error),
-        };
-        if self.running.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
+        if *lock(&self.running) >= MAX_IN_FLIGHT {
             let why = format!(
                 "the bridge is forwarding {} requests already",
                 MAX_IN_FLIGHT
@@ -225,78 +268,89 @@ impl Bridge {
         if !self.local.track(&id, token.clone()) {
             return self.refuse(id, "a request with this id is in flight already");
         }
-        let local = Arc::clone(&self.local);
-        let running = Arc::clone(&self.running);
-        let ended = self.ended.0.clone();
+        if method == "initialize" {
+            *lock(&self.init) = params.clone();
+        }
+        let bridge = Arc::clone(self);
         let method = method.to_string();
-        running.fetch_add(1, Ordering::SeqCst);
+        let answer_id = id.clone();
+        *lock(&self.running) += 1;
         let spawned = self.workers.run(move || {
-            let outcome = remote.forward(&method, params, &token, &local);
-            // Let go of the connection before saying so: `close` closes
-            // it only when it holds the last reference.
-            drop(remote);
-            local.finish(id, outcome);
-            running.fetch_sub(1, Ordering::SeqCst);
-            let _ = ended.send(());
+            let outcome = match method.as_str() {
+                "initialize" => bridge.initialize(params.as_ref()),
+                // The remote's clone ends with this closure, before the
+                // answer: `close` ends the session only when it holds the
+                // last one.
+                _ => bridge.remote().and_then(|remote| {
+                    let local = &bridge.local;
+                    local.on_behalf_of(&answer_id, || {
+                        remote.forward(&method, params, &token, local)
+                    })
+                }),
+            };
+            bridge.local.finish(answer_id, outcome);
+            bridge.request_ended();
         });
         if let Err(e) = spawned {
-            self.running.fetch_sub(1, Ordering::SeqCst);
-            eprintln!("mcp bridge: cannot start a thread: {}", e);
+            self.request_ended();
+            let why = format!("mcp bridge: cannot start a thread: {}", e);
+            self.local.finish(id, Err(ErrorObject::internal(why)));
         }
     }
 
     /// `initialize`: connects to the remote server in the local client's
     /// name, and answers with the server's capabilities and identity.
-    fn initialize(&self, id: Value, params: Option<Value>) {
+    fn initialize(&self, params: Option<&Value>) -> Result<Value, ErrorObject> {
         let asked = params
-            .as_ref()
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str);
-        match self.remote(params.as_ref()) {
-            Ok(remote) => self.local.reply(id, remote.initialize_result(asked)),
-            Err(error) => self.local.reply_error(id, &error),
-        }
+        self.remote().map(|remote| remote.initialize_result(asked))
     }
 
     /// The remote server's client, connected on first use: with the
     /// local client's `initialize` params when it sent them.
-    fn remote(&self, init: Option<&Value>) -> Result<Arc<Remote>, ErrorObject> {
-        let mut remote = self.remote.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(remote) = &*remote {
-            return Ok(Arc::clone(remote));
+    fn remote(&self) -> Result<Arc<Remote>, ErrorObject> {
+        if let Some(remote) = self.connected() {
+            return Ok(remote);
         }
-        let connected = Remote::connect(&self.options, init, &self.local).map_err(|e| {
-            eprintln!(
-                "mcp bridge: {}: {}",
-                crate::without_query(&self.options.url),
-                e
-            );
-            remote::wire_error(&e)
-        })?;
+        let _connecting = lock(&self.connecting);
+        if let Some(remote) = self.connected() {
+            return Ok(remote);
+        }
+        let init = lock(&self.init).clone();
+        let connected =
+            Remote::connect(&self.options, init.as_ref(), &self.local).map_err(|e| {
+                note!("mcp bridge: {}: {}", crate::shown_url(&self.options.url), e);
+                remote::wire_error(&e)
+            })?;
         let client = connected.client();
-        eprintln!(
+        note!(
             "mcp bridge: connected to {} ({}, protocol {})",
-            crate::without_query(&self.options.url),
+            crate::shown_url(&self.options.url),
             client.server_info().map_or("unnamed", |i| i.name.as_str()),
             client.protocol_version()
         );
         let connected = Arc::new(connected);
-        *remote = Some(Arc::clone(&connected));
+        *lock(&self.remote) = Some(Arc::clone(&connected));
         // The first listen stream of a 2026-07-28 server is acknowledged
         // before it counts: the local client's `initialize` does not wait.
-        // None for a 2025-11-25 server (the thread would hold the
-        // connection, and `close` could then not end the session).
-        if connected.client().era() != Era::V2026_07_28 {
-            return Ok(connected);
-        }
-        let listener = Arc::clone(&connected);
-        let spawned = thread::Builder::new()
-            .name("mcp-bridge-listen".into())
-            .spawn(move || listener.listen_for_changes());
-        if let Err(e) = spawned {
-            eprintln!("mcp bridge: no change notifications: {}", e);
+        // (A 2025-11-25 session has its GET stream: no thread, which would
+        // hold the remote when stdin ends, and its session's DELETE.)
+        if connected.client().era() == Era::V2026_07_28 {
+            let listener = Arc::clone(&connected);
+            let spawned = thread::Builder::new()
+                .name("mcp-bridge-listen".into())
+                .spawn(move || listener.listen_for_changes());
+            if let Err(e) = spawned {
+                note!("mcp bridge: no change notifications: {}", e);
+            }
         }
         Ok(connected)
+    }
+
+    /// The remote server's client, when connected.
+    fn connected(&self) -> Option<Arc<Remote>> {
+        lock(&self.remote).clone()
     }
 
     fn notification(&self, method: &str, params: Option<&Value>) {
@@ -308,29 +362,29 @@ impl Bridge {
                     self.local.cancel(id);
                 }
             }
-            _ => {
-                let remote = self
-                    .remote
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone();
-                if let Some(remote) = remote {
-                    if let Err(e) = remote.client().notify(method, params.cloned()) {
-                        eprintln!("mcp bridge: {} not forwarded: {}", method, e);
-                    }
+            _ if self.connected().is_some() => {
+                let queued = match &*lock(&self.notices) {
+                    Some(notices) => notices.try_send((method.to_string(), params.cloned())),
+                    None => return,
+                };
+                if queued.is_err() {
+                    note!("mcp bridge: {} not forwarded: too many waiting", method);
                 }
             }
+            // Before the remote server is connected, there is nobody to tell.
+            _ => {}
         }
     }
 
     /// Stdin ended: gives what runs [`END_OF_INPUT_GRACE`] to answer,
     /// cancels the rest, and closes the remote connection (a 2025-11-25
     /// session gets its `DELETE`).
-    fn close(self) {
+    fn close(&self) {
+        lock(&self.notices).take();
         self.wait_for_requests(END_OF_INPUT_GRACE);
         self.local.cancel_all();
         self.wait_for_requests(CANCEL_WAIT);
-        let remote = self.remote.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let remote = lock(&self.remote).take();
         if let Some(remote) = remote.and_then(|r| Arc::try_unwrap(r).ok()) {
             remote.close();
         }
@@ -338,16 +392,46 @@ impl Bridge {
 }
 
 impl Bridge {
+    fn request_ended(&self) {
+        *lock(&self.running) -= 1;
+        self.ended.notify_all();
+    }
+
     /// Waits until no request runs, at most `wait`.
     fn wait_for_requests(&self, wait: Duration) {
         let deadline = Instant::now() + wait;
-        while self.running.load(Ordering::SeqCst) > 0 {
+        let mut running = lock(&self.running);
+        while *running > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || self.ended.1.recv_timeout(left).is_err() {
+            if left.is_zero() {
                 return;
+            }
+            running = self
+                .ended
+                .wait_timeout(running, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// Posts the local client's notifications to the remote server, one at a
+/// time and in order, until the bridge drops the sender: a remote server
+/// slow to take them (the client waits 10 s for each) holds this thread,
+/// not the one reading stdin.
+fn forward_notifications(bridge: &Bridge, queued: &Receiver<Notice>) {
+    while let Ok((method, params)) = queued.recv() {
+        if let Some(remote) = bridge.connected() {
+            if let Err(e) = remote.client().notify(&method, params) {
+                note!("mcp bridge: {} not forwarded: {}", method, e);
             }
         }
     }
+}
+
+/// A lock that a panicking holder did not spoil.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `"Name: value"` of `--header`.

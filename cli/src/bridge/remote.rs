@@ -154,7 +154,16 @@ impl Remote {
             }
             _ => self.client.request_with(method, params, &options),
         };
-        outcome.map_err(|e| wire_error(&e))
+        let legacy = self.v2026();
+        outcome
+            .map(|result| {
+                if legacy {
+                    as_legacy_result(result)
+                } else {
+                    result
+                }
+            })
+            .map_err(|e| wire_error(&e))
     }
 
     fn v2026(&self) -> bool {
@@ -204,7 +213,7 @@ impl Remote {
         // The old stream ends once the new one is acknowledged.
         match self.client.listen(&filter) {
             Ok(subscription) => listening.1 = Some(subscription),
-            Err(e) => eprintln!("mcp bridge: no change notifications from the server: {}", e),
+            Err(e) => note!("mcp bridge: no change notifications from the server: {}", e),
         }
     }
 
@@ -225,6 +234,28 @@ impl Remote {
         self.listen_for_changes();
         Ok(json!({}))
     }
+}
+
+/// A 2026-07-28 result as the local client's era has it (RES-2: legacy
+/// results carry no `resultType`, `ttlMs`, `cacheScope` or serverInfo
+/// stamp; some clients validate empty results strictly). A `resultType`
+/// other than `complete` stays: it means something.
+fn as_legacy_result(mut result: Value) -> Value {
+    if let Some(object) = result.as_object_mut() {
+        if object.get("resultType").and_then(Value::as_str) == Some("complete") {
+            object.remove("resultType");
+        }
+        object.remove("ttlMs");
+        object.remove("cacheScope");
+        let meta = object.get_mut("_meta").and_then(Value::as_object_mut);
+        if let Some(meta) = meta {
+            meta.remove("io.modelcontextprotocol/serverInfo");
+            if meta.is_empty() {
+                object.remove("_meta");
+            }
+        }
+    }
+    result
 }
 
 /// Takes the local client's `_meta.progressToken` out of `params`.

@@ -104,9 +104,7 @@ mod tests {
         for round in 0..3 {
             for i in 0..8 {
                 let done = done.clone();
-                workers
-                    .run(move || done.send((round, i)).unwrap())
-                    .unwrap();
+                workers.run(move || done.send((round, i)).unwrap()).unwrap();
             }
             for _ in 0..8 {
                 finished.recv_timeout(Duration::from_secs(5)).unwrap();
