@@ -50,10 +50,12 @@ use tiny_mcp::{
 
 mod elicit;
 mod login;
+mod serve;
 
 const USAGE: &str = "\
 usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
        mcp [OPTIONS] login URL | mcp [OPTIONS] logout URL
+       mcp serve --stdio \"CMD ARGS\" --http ADDR [OPTIONS]   (mcp serve --help)
 (options come before the command; --pretty, --task and --no-reconnect anywhere)
 
 connection:
@@ -116,7 +118,11 @@ struct Args {
 }
 
 fn main() {
-    let args = match parse_args(std::env::args().skip(1).collect()) {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("serve") {
+        process::exit(serve::main(raw[1..].to_vec()));
+    }
+    let args = match parse_args(raw) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("mcp: {}\n\n{}", message, USAGE);

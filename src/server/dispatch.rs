@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::caller::Caller;
 use super::envelope::{self, Envelope};
 use super::listen::SubscriptionFilter;
-use super::methods::{self, Method, Runs};
+use super::methods::{self, Method, Proxied, Runs};
 use super::outcome::{RequestOutcome, RequestStatus};
 use super::reply::{Answer, WorkerFn};
 use super::run::{Arrival, Job};
@@ -60,7 +60,12 @@ pub(crate) fn receive(
             receive_request(session, request, sink, arrival)
         }
         Message::Notification(notification) => {
+            let forwarded = match &session.server.upstream {
+                Some(_) => notification.params.clone(),
+                None => None,
+            };
             receive_notification(session, &notification.method, notification.params);
+            super::upstream::notified(session, &notification.method, forwarded);
             Received::Consumed
         }
         Message::Response(response) => {
@@ -182,6 +187,27 @@ fn dispatch(
         Some(_) => Era::V2026_07_28,
         None => Era::V2025_11_25,
     };
+    if session.server.upstream.is_some() {
+        let proxied = method.map_or(Proxied::Forward, |m| m.proxied);
+        match (proxied, method) {
+            (Proxied::Here, Some(_)) => {}
+            (Proxied::Answer(answer), _) => {
+                let answer = match in_use(session, &request.id) {
+                    true => Err(ErrorObject::invalid_request(format!(
+                        "request id {} is already in flight",
+                        request.id
+                    ))),
+                    false => answer(session, &arrival.caller, request.params.take()),
+                };
+                return respond(session, request, arrival, answer);
+            }
+            _ => {
+                let method = method.unwrap_or(&methods::FORWARDED);
+                let call = super::upstream::forward;
+                return begin(session, method, call, request, envelope, sink, arrival);
+            }
+        }
+    }
     let method = match method {
         Some(method) if method.gate(era).is_open(&session.server) => method,
         _ => {
