@@ -8,6 +8,7 @@
 //! mcp --stdio "server" --pretty read test://static-text
 //! mcp login https://mcp.example.com/mcp      # then: mcp --http URL tools
 //! mcp logout https://mcp.example.com/mcp
+//! mcp serve --stdio "my-server" --http 127.0.0.1:8080   # serve/: a stdio server over HTTP
 //! ```
 //!
 //! Commands: `info`, `ping`, `tools`, `call NAME [ARGS]`, `resources`,
