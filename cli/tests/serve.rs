@@ -249,6 +249,30 @@ fn a_2026_client_is_served() {
     assert_eq!(text(&result), "new era");
 }
 
+// SEP-2322 (2026-07-28): the child's elicitation during a call becomes an
+// input_required round; the retry's answer reaches the waiting child call.
+#[test]
+fn a_2026_client_answers_the_childs_elicitation_by_a_retry() {
+    let serving = serve(&[]);
+    let client = builder()
+        .era(Era::V2026_07_28)
+        .connect_http(&serving.url)
+        .expect("connect");
+    assert_eq!(call(&client, "ask"), "Ada");
+    assert_eq!(call(&client, "ask"), "Ada", "a second call parks anew");
+    let (sender, progress) = mpsc::channel();
+    let sender = Mutex::new(sender);
+    let options = CallOptions::new().on_progress(move |p| {
+        if let Ok(sender) = sender.lock() {
+            let _ = sender.send(p.progress);
+        }
+    });
+    client
+        .call_tool_with("progress", json!({}), &options)
+        .expect("progress");
+    assert_eq!(progress.try_iter().collect::<Vec<f64>>(), vec![1.0, 2.0]);
+}
+
 // --token-file: requests without an accepted bearer token get 401.
 #[test]
 fn a_token_file_guards_the_endpoint() {

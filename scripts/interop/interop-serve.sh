@@ -6,7 +6,8 @@
 # Streamable HTTP: list, call, progress, cancellation, an elicitation round
 # trip, remote session expiry (a second `mcp serve` with --session-timeout 1:
 # the session's child ends, its id gets 404), and a 2026-07-28 client served
-# through the session the proxy holds (tests/interop/python/serve.py).
+# through the session the proxy holds, the child's elicitation becoming an
+# input_required round (tests/interop/python/serve.py).
 #
 # Usage: scripts/interop/interop-serve.sh
 # Environment:
@@ -28,7 +29,7 @@ INSTALL_TIMEOUT=${INSTALL_TIMEOUT:-600}
 TAG=interop-serve
 
 case "${1:-}" in
-  -h | --help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") ;;
   *) echo "usage: $0" >&2; exit 2 ;;
 esac

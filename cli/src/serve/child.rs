@@ -43,7 +43,7 @@ impl Spawn {
 }
 
 /// What the child sends during a call, for the worker that holds it.
-enum Event {
+pub(crate) enum Event {
     Progress(ProgressNotificationParams),
     Ask {
         method: &'static str,
@@ -247,11 +247,23 @@ impl Child {
 
     /// Forwards one request and relays what the child sends for it.
     pub(crate) fn forward(
-        &self,
+        self: &Arc<Self>,
         session: u64,
         ctx: &RequestContext,
         params: Option<Value>,
     ) -> Result<Value, Error> {
+        let call = self.start_call(session, ctx, params)?;
+        relay(ctx, &call.events, self.spawn.timeout).map_err(|e| self.failed(ctx.method(), e))
+    }
+
+    /// Sends the request of `ctx` to the child, on a thread of its own;
+    /// what the child sends for it arrives as the call's events.
+    pub(crate) fn start_call(
+        self: &Arc<Self>,
+        session: u64,
+        ctx: &RequestContext,
+        params: Option<Value>,
+    ) -> Result<Call, Error> {
         let token = CancelToken::new();
         let key = (session, ctx.request_id().clone());
         lock(&self.calls).insert(key.clone(), token.clone());
@@ -260,8 +272,10 @@ impl Child {
         }
         let (sender, events) = mpsc::channel();
         let seq = self.relays.enter(sender.clone());
-        let _entered = Entered {
-            child: self,
+        let call = Call {
+            events,
+            token: token.clone(),
+            child: Arc::clone(self),
             key,
             seq,
         };
@@ -276,26 +290,24 @@ impl Child {
         }
         let method = ctx.method().to_string();
         let params = params.unwrap_or(Value::Null);
-        let client = &self.client;
-        let outcome = thread::scope(|scope| {
-            let call = thread::Builder::new()
-                .name("mcp-serve-call".into())
-                .spawn_scoped(scope, move || {
-                    let answer = client.request_with(&method, params, &options);
-                    drop(options);
-                    let _ = sender.send(Event::Done(answer));
-                });
-            if let Err(e) = call {
-                return Err(Error::msg(format!("cannot start a thread: {}", e)));
-            }
-            relay(ctx, &events, self.spawn.timeout)
-        });
-        outcome.map_err(|e| self.failed(ctx.method(), e))
+        let child = Arc::clone(self);
+        // Ends with the request: its answer, its cancel or its timeout.
+        let started = thread::Builder::new()
+            .name("mcp-serve-call".into())
+            .spawn(move || {
+                let answer = child.client.request_with(&method, params, &options);
+                drop(options);
+                let _ = sender.send(Event::Done(answer));
+            });
+        match started {
+            Ok(_) => Ok(call),
+            Err(e) => Err(Error::msg(format!("cannot start a thread: {}", e))),
+        }
     }
 
     /// The error the HTTP client gets for a failed upstream call: the
     /// child's own error as it was; a child that is gone named as such.
-    fn failed(&self, method: &str, error: Error) -> Error {
+    pub(crate) fn failed(&self, method: &str, error: Error) -> Error {
         match error.into_kind() {
             ErrorKind::Peer(object) => Error::rpc(object),
             ErrorKind::Cancelled { reason } => Error::cancelled(reason),
@@ -323,15 +335,27 @@ impl Child {
     }
 }
 
-/// Takes a call out of the tables when it ends, however it ends.
-struct Entered<'a> {
-    child: &'a Child,
+/// A call sent to the child: what it sends for the call, until the
+/// answer. Dropping it cancels the call if it still runs, and takes it out
+/// of the child's tables.
+pub(crate) struct Call {
+    pub(crate) events: mpsc::Receiver<Event>,
+    token: CancelToken,
+    child: Arc<Child>,
     key: (u64, RequestId),
     seq: u64,
 }
 
-impl Drop for Entered<'_> {
+impl Call {
+    /// The child this call runs on.
+    pub(crate) fn child(&self) -> &Arc<Child> {
+        &self.child
+    }
+}
+
+impl Drop for Call {
     fn drop(&mut self) {
+        self.token.cancel();
         self.child.relays.leave(self.seq);
         lock(&self.child.calls).remove(&self.key);
     }

@@ -44,6 +44,8 @@ pub(crate) struct Proxy {
     /// The relays of the common child, kept across its restarts: the
     /// sessions it serves.
     common_relays: Arc<Relays>,
+    /// 2026-07-28 calls waiting for the client's retry.
+    parked: era_2026::Parked,
 }
 
 /// The common child and when it may be started again.
@@ -66,6 +68,7 @@ impl Proxy {
                 pause: MIN_PAUSE,
             }),
             common_relays: Arc::new(Relays::new(timeout)),
+            parked: era_2026::Parked::default(),
         }
     }
 
@@ -162,7 +165,7 @@ impl Upstream for Proxy {
             return Err(gone(&self.spawn));
         }
         let result = match ctx.era() {
-            Era::V2026_07_28 => era_2026::forward(&child, session, ctx, params),
+            Era::V2026_07_28 => era_2026::forward(&self.parked, &child, session, ctx, params),
             _ => child.forward(session.key(), ctx, params),
         };
         if own && child.is_dead() {

@@ -14,7 +14,8 @@ Checks, in the 2025-11-25 era (the SDK's ``mode="legacy"``): list, call,
 progress, cancellation, an elicitation round trip, and remote session
 expiry (the session's child ends with it; the id then gets 404); then a
 2026-07-28 client (``mode="auto"``) lists and calls through the session the
-proxy holds. Prints ``ok <check>`` or ``FAIL <check>: <reason>`` and, last,
+proxy holds, the child's elicitation becoming an ``input_required`` round.
+Prints ``ok <check>`` or ``FAIL <check>: <reason>`` and, last,
 ``N passed, M failed``.
 """
 
@@ -171,13 +172,25 @@ async def expiry(url: str, pid: int) -> None:
 
 
 async def v2026(url: str) -> None:
-    client = Client(url, read_timeout_seconds=30.0)
+    callbacks = Callbacks()
+    client = Client(url, read_timeout_seconds=30.0, elicitation_callback=callbacks.on_elicitation)
     async with client:
         expect(client.protocol_version == "2026-07-28", f"protocol {client.protocol_version}")
-        names = {t.name for t in (await client.list_tools()).tools}
-        expect("echo" in names, f"echo missing from {sorted(names)}")
-        result = await client.call_tool("echo", {"message": "new era"})
-        expect(text_of(result) == "Echo: new era", short(result.model_dump()))
+
+        async def list_and_call() -> None:
+            names = {t.name for t in (await client.list_tools()).tools}
+            expect("echo" in names, f"echo missing from {sorted(names)}")
+            result = await client.call_tool("echo", {"message": "new era"})
+            expect(text_of(result) == "Echo: new era", short(result.model_dump()))
+
+        async def elicitation() -> None:
+            # The child's elicitation/create becomes an input_required round.
+            result = await client.call_tool("trigger-elicitation-request", {})
+            expect(len(callbacks.elicited) == 1, f"elicitations: {callbacks.elicited}")
+            expect(NAME in text_of(result), short(result.model_dump()))
+
+        await check("2026-07-28: list and call (the proxy holds the session)", list_and_call)
+        await check("2026-07-28: elicitation as an input_required round", elicitation)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -186,7 +199,10 @@ async def run(args: argparse.Namespace) -> None:
     except Exception as exc:  # noqa: BLE001
         REPORT.fail("2025-11-25: session", str(exc) or type(exc).__name__)
     await check("2025-11-25: remote session expiry", lambda: expiry(args.expiry_url, args.expiry_pid))
-    await check("2026-07-28: list and call (the proxy holds the session)", lambda: v2026(args.url))
+    try:
+        await v2026(args.url)
+    except Exception as exc:  # noqa: BLE001
+        REPORT.fail("2026-07-28: session", str(exc) or type(exc).__name__)
 
 
 def main() -> int:
