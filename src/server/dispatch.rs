@@ -8,7 +8,9 @@
 //! handler are entered in the in-flight table on the reading thread, so
 //! that a cancel arriving next finds them, and returned as a [`Job`] for
 //! the transport to schedule (`WorkerPool::schedule`: a quick tool's call
-//! where it was read, any other on a worker).
+//! where it was read, any other on a worker). A server with an
+//! [`Upstream`](super::Upstream) routes by the table's `proxied` column
+//! instead of the gates (DESIGN.md §24).
 
 use std::sync::Arc;
 

@@ -314,3 +314,30 @@ fn idle_sessions_are_swept() {
     );
     drop(client);
 }
+
+// basic/lifecycle: the seam is the dispatcher's, not HTTP's: a connection
+// (here in memory, as on stdio) is opened, forwarded and closed alike.
+#[test]
+fn a_connection_is_forwarded_too() {
+    let (seen, receiver) = crossbeam_channel::unbounded();
+    let fake = Fake {
+        seen,
+        sessions: Arc::new(Mutex::new(Vec::new())),
+    };
+    let server = Server::builder("proxy", "1").upstream(fake).build();
+    let mut client = server.connect_memory();
+    client.set_timeout(WAIT);
+    let result = client.initialize(json!({})).expect("initialize");
+    assert_eq!(result["serverInfo"]["name"], json!("fake-upstream"));
+    let custom = client.request("custom/thing", Some(json!({})));
+    assert_eq!(custom.expect("custom"), json!({"method": "custom/thing"}));
+    drop(client);
+    let closed = loop {
+        match receiver.recv_timeout(WAIT) {
+            Ok(Seen::Closed(_)) => break true,
+            Ok(_) => continue,
+            Err(_) => break false,
+        }
+    };
+    assert!(closed, "the upstream was not closed");
+}

@@ -204,10 +204,12 @@ fn bearer_hook(
 ) -> impl Fn(&HttpRequestHead<'_>, Option<&Principal>) -> Result<(), HttpRefusal> + Send + Sync {
     let tokens = Arc::new(tokens);
     move |head: &HttpRequestHead<'_>, _: Option<&Principal>| {
+        // RFC 6750 §2.1: the scheme's name is case-insensitive.
         let token = head
             .header("authorization")
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim);
+            .and_then(|value| value.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
         match token.map(|token| tokens.verify(token, head)) {
             Some(Ok(_)) => Ok(()),
             _ => Err(HttpRefusal::new(401)
