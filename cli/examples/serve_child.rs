@@ -7,6 +7,7 @@
 //! - `ask`: an elicitation of `name`, answered with what the user gave;
 //! - `wait`: a progress notification, then runs until cancelled; the
 //!   count of cancelled calls is `cancelled`'s answer;
+//! - `change`: sends `notifications/tools/list_changed`;
 //! - `crash`: the process exits at once, without answering.
 
 use std::process;
@@ -75,6 +76,13 @@ fn main() {
                 Ok(CallToolResult::text(
                     cancelled.load(Ordering::SeqCst).to_string(),
                 ))
+            },
+        )
+        .tool(
+            Tool::new("change", object()),
+            |ctx: &RequestContext, _: JsonObject| {
+                ctx.server().notify_tools_list_changed();
+                Ok(CallToolResult::text("changed"))
             },
         )
         .tool(

@@ -273,6 +273,31 @@ fn a_2026_client_answers_the_childs_elicitation_by_a_retry() {
     assert_eq!(progress.try_iter().collect::<Vec<f64>>(), vec![1.0, 2.0]);
 }
 
+// LISTEN-* (2026-07-28): the child's list change reaches a listen stream
+// of a 2026-07-28 client.
+#[test]
+fn list_changes_reach_listen_streams() {
+    let serving = serve(&["--shared"]);
+    let (sender, changes) = mpsc::channel();
+    let sender = Mutex::new(sender);
+    let client = Client::builder("serve-test", "1.0.0")
+        .request_timeout(WAIT)
+        .on_notification(move |n| {
+            if let Ok(sender) = sender.lock() {
+                let _ = sender.send(n.method.clone());
+            }
+        })
+        .connect_http(&serving.url)
+        .expect("connect");
+    assert_eq!(client.era(), Era::V2026_07_28);
+    let filter = tiny_mcp::SubscriptionFilter::new().tools_list_changed();
+    let subscription = client.listen(&filter).expect("listen");
+    assert_eq!(call(&client, "change"), "changed");
+    let method = changes.recv_timeout(WAIT).expect("no list change arrived");
+    assert_eq!(method, "notifications/tools/list_changed");
+    subscription.close();
+}
+
 // --token-file: requests without an accepted bearer token get 401.
 #[test]
 fn a_token_file_guards_the_endpoint() {

@@ -18,10 +18,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tiny_mcp::notifications;
 use tiny_mcp::{
     CallOptions, CancelToken, Client, ClientCapabilities, CreateMessageResult, ElicitResult, Era,
     Error, ErrorKind, ErrorObject, Implementation, InitializeResult, ListRootsResult,
     ProgressNotificationParams, RequestContext, RequestId, SessionHandle, StderrMode,
+    WeakServerHandle,
 };
 
 /// How the children are started and spoken to.
@@ -60,6 +62,9 @@ pub(crate) struct Relays {
     next: Mutex<u64>,
     /// The sessions this child serves: one, or all of them (`--shared`).
     pub(crate) outside: Mutex<Vec<SessionHandle>>,
+    /// The server, for the common child: its list changes go to every
+    /// session and to the 2026-07-28 listen streams, through the server.
+    server: Mutex<Option<WeakServerHandle>>,
     timeout: Duration,
 }
 
@@ -77,8 +82,14 @@ impl Relays {
             live: Mutex::new(Vec::new()),
             next: Mutex::new(0),
             outside: Mutex::new(Vec::new()),
+            server: Mutex::new(None),
             timeout,
         }
+    }
+
+    /// Sends the child's list changes through `server` from now on.
+    pub(crate) fn set_server(&self, server: WeakServerHandle) {
+        *lock(&self.server) = Some(server);
     }
 
     fn enter(&self, sender: Sender<Event>) -> u64 {
@@ -129,8 +140,28 @@ impl Relays {
         })
     }
 
-    /// A notification of the child's, to every session it serves.
+    /// A notification of the child's, to every session it serves; a
+    /// common child's list changes through the server, which reaches the
+    /// listen streams too.
     fn notify(&self, method: &str, params: Option<Value>) {
+        let server = lock(&self.server).as_ref().and_then(|s| s.upgrade());
+        if let Some(server) = server {
+            match method {
+                notifications::TOOLS_LIST_CHANGED => return server.notify_tools_list_changed(),
+                notifications::PROMPTS_LIST_CHANGED => return server.notify_prompts_list_changed(),
+                notifications::RESOURCES_LIST_CHANGED => {
+                    return server.notify_resources_list_changed()
+                }
+                // The listen streams that name it; the sessions below.
+                notifications::RESOURCES_UPDATED => {
+                    let uri = params.as_ref().and_then(|p| p["uri"].as_str());
+                    if let Some(uri) = uri {
+                        server.notify_resource_updated(uri);
+                    }
+                }
+                _ => {}
+            }
+        }
         let outside: Vec<SessionHandle> = lock(&self.outside).clone();
         for session in outside {
             session.notify(method, params.clone());

@@ -160,9 +160,16 @@ fn run(options: &Options) -> Result<(), Error> {
         // Fail now, not at the first client, when it cannot start.
         proxy.common()?;
     }
+    let relays = proxy.common_relays();
+    // The kinds are the children's to declare (their `initialize`); offered
+    // here, so that 2026-07-28 listen streams honour their changes.
     let server = Server::builder("mcp serve", env!("CARGO_PKG_VERSION"))
+        .offer_tools()
+        .offer_prompts()
+        .offer_resources()
         .upstream(proxy)
         .build();
+    relays.set_server(server.handle().downgrade());
     // Bound first, so that a protected resource names its real port.
     let addr = options.http.clone().unwrap_or_default();
     let listener = TcpListener::bind(addr.as_str())

@@ -72,6 +72,11 @@ impl Proxy {
         }
     }
 
+    /// The relays of the common child: to give them the server once built.
+    pub(crate) fn common_relays(&self) -> Arc<Relays> {
+        Arc::clone(&self.common_relays)
+    }
+
     /// The common child, started (again) if it is not running.
     pub(crate) fn common(&self) -> Result<Arc<Child>, Error> {
         let mut common = lock(&self.common);
