@@ -152,31 +152,39 @@ fn serve_relays_progress_and_elicitation() {
 }
 
 // basic/utilities/cancellation: a cancel of the HTTP client reaches the
-// child, whose call sees it.
+// child, whose call sees it: a 2025-11-25 notifications/cancelled, and a
+// 2026-07-28 client closing its request's stream (CANCEL-2).
 #[test]
 fn serve_forwards_cancellation() {
     let serving = serve(&[]);
-    let client = connect(&serving);
-    let token = CancelToken::new();
-    let canceller = Mutex::new(token.clone());
-    // The child's first progress says the call runs there: cancel then.
-    let options = CallOptions::new()
-        .cancel_token(token)
-        .on_progress(move |_| {
-            if let Ok(token) = canceller.lock() {
-                token.cancel();
-            }
-        });
-    let outcome = client.request_with("tools/call", json!({"name": "wait"}), &options);
-    assert!(outcome.expect_err("cancelled").is_cancelled());
-    // The child counts the call once its handler saw the cancel.
-    let deadline = std::time::Instant::now() + WAIT;
-    while call(&client, "cancelled") != "1" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the child never saw the cancel"
-        );
-        thread::sleep(Duration::from_millis(10));
+    for era in [Era::V2025_11_25, Era::V2026_07_28] {
+        let client = builder()
+            .era(era)
+            .connect_http(&serving.url)
+            .expect("connect");
+        let before: usize = call(&client, "cancelled").parse().expect("a count");
+        let token = CancelToken::new();
+        let canceller = Mutex::new(token.clone());
+        // The child's first progress says the call runs there: cancel then.
+        let options = CallOptions::new()
+            .cancel_token(token)
+            .on_progress(move |_| {
+                if let Ok(token) = canceller.lock() {
+                    token.cancel();
+                }
+            });
+        let outcome = client.call_tool_with("wait", json!({}), &options);
+        assert!(outcome.expect_err("cancelled").is_cancelled());
+        // The child counts the call once its handler saw the cancel.
+        let deadline = std::time::Instant::now() + WAIT;
+        while call(&client, "cancelled") != (before + 1).to_string() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the child never saw the cancel ({:?})",
+                era
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 

@@ -62,12 +62,17 @@ pub(crate) fn receive(
             receive_request(session, request, sink, arrival)
         }
         Message::Notification(notification) => {
-            let forwarded = match &session.server.upstream {
-                Some(_) => notification.params.clone(),
-                None => None,
+            // A cancel reaches an upstream from the cancel path itself.
+            let forward = session.server.upstream.is_some()
+                && notification.method != notifications::CANCELLED;
+            let params = match forward {
+                true => notification.params.clone(),
+                false => None,
             };
             receive_notification(session, &notification.method, notification.params);
-            super::upstream::notified(session, &notification.method, forwarded);
+            if forward {
+                super::upstream::notified(session, &notification.method, params);
+            }
             Received::Consumed
         }
         Message::Response(response) => {

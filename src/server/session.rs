@@ -248,6 +248,7 @@ impl Session {
                     None
                 };
                 self.cancel_nested(entry.nested, reason.as_deref(), notify);
+                super::upstream::cancelled(self, id, reason.as_deref());
                 true
             }
             None => false,

@@ -25,7 +25,7 @@ use super::context::RequestContext;
 use super::reply::{failure, to_value, Answer, Failure, Reply};
 use super::session::Session;
 use crate::error::{Error, ErrorKind};
-use crate::jsonrpc::{ErrorObject, Message};
+use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::protocol::{
     notifications, ClientCapabilities, Era, Implementation, InitializeRequestParams,
     InitializeResult,
@@ -97,8 +97,12 @@ pub trait Upstream: Send + Sync + 'static {
     ) -> Result<Value, Error>;
 
     /// A notification from the client (`notifications/initialized`,
-    /// `notifications/cancelled`, `notifications/roots/list_changed`, …).
-    /// Does nothing by default.
+    /// `notifications/roots/list_changed`, …), and
+    /// `notifications/cancelled` for every cancel of a request in flight:
+    /// the client's own, or a 2026-07-28 client that closed its request's
+    /// stream (a cancel of an unknown or finished request is not passed
+    /// on; the handle of a cancel reaches nobody, its key names the
+    /// session). Does nothing by default.
     fn notify(&self, session: &SessionHandle, method: &str, params: Option<Value>) {
         let _ = (session, method, params);
     }
@@ -318,6 +322,31 @@ pub(crate) fn notified(session: &Arc<Session>, method: &str, params: Option<Valu
         if told.is_err() {
             log::error!("Upstream::notify panicked on {}", method);
         }
+    }
+}
+
+/// Tells the upstream that request `id` was cancelled, as a
+/// `notifications/cancelled`: the client's own, or a 2026-07-28 client
+/// that closed its request's stream (the one cancel path, `Session::cancel`).
+pub(crate) fn cancelled(session: &Session, id: &RequestId, reason: Option<&str>) {
+    let upstream = match &session.server.upstream {
+        Some(upstream) => upstream,
+        None => return,
+    };
+    let handle = SessionHandle {
+        key: session.key,
+        id: session.id.clone(),
+        session: Weak::new(),
+    };
+    let mut params = serde_json::json!({ "requestId": id.to_value() });
+    if let Some(reason) = reason {
+        params["reason"] = Value::from(reason);
+    }
+    let told = catch_unwind(AssertUnwindSafe(|| {
+        upstream.notify(&handle, notifications::CANCELLED, Some(params))
+    }));
+    if told.is_err() {
+        log::error!("Upstream::notify panicked on a cancel");
     }
 }
 

@@ -15,9 +15,9 @@
 //! hands the child the answer, and goes on waiting for the next request or
 //! the result (SEP-2322). A parked call that no retry takes within
 //! [`PARKED_TTL`] is cancelled; at most [`MAX_PARKED`] wait at once, the
-//! oldest cancelled first. A 2026-07-28 client cancels by closing its
-//! connection, which the library turns into a cancelled flag, not a
-//! notification: the child's call then runs to its end.
+//! oldest cancelled first. A client that closes its request's stream
+//! cancels the child's call (the library tells the proxy as a
+//! `notifications/cancelled`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
