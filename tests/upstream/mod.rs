@@ -65,8 +65,21 @@ impl Upstream for Fake {
         let params = params.unwrap_or(Value::Null);
         let name = params["name"].as_str().unwrap_or("");
         match (ctx.method(), name) {
+            // 2026-07-28: the upstream says what it serves.
+            ("server/discover", _) => Ok(json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            })),
             ("tools/list", _) => {
                 Ok(json!({"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}))
+            }
+            ("tools/call", "ask") if ctx.era() == Era::V2026_07_28 => {
+                let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+                let form = tiny_mcp::ElicitRequestFormParams::new("name?", schema);
+                let request = tiny_mcp::InputRequest::elicit(form);
+                let answers = ctx.request_inputs(vec![("name".into(), request)])?;
+                let name = answers.elicit_result("name")?.content.unwrap_or_default();
+                Ok(json!({"content": [{"type": "text", "text": name["name"]}]}))
             }
             ("tools/call", "ask") => {
                 let request = json!({"message": "name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}});
@@ -340,4 +353,20 @@ fn a_connection_is_forwarded_too() {
         }
     };
     assert!(closed, "the upstream was not closed");
+}
+
+// SEP-2322 (2026-07-28): a request of the new era is forwarded with its
+// context, and the upstream's input request is an input_required round.
+#[test]
+fn a_2026_request_is_forwarded_with_input_rounds() {
+    let proxy = proxy(Duration::from_secs(60));
+    let client = client("new-era")
+        .era(Era::V2026_07_28)
+        .connect_http(&proxy.url)
+        .expect("connect");
+    let answer = client.call_tool("ask", json!({})).expect("ask");
+    let text = serde_json::to_value(&answer.content[0]).expect("content");
+    assert_eq!(text["text"], json!("Ada"));
+    let custom = client.request("custom/thing", json!({})).expect("custom");
+    assert_eq!(custom["method"], json!("custom/thing"));
 }
