@@ -38,8 +38,13 @@ pub(crate) struct Spawn {
 
 impl Spawn {
     fn command(&self) -> Command {
-        let mut command = Command::new(&self.words[0]);
-        command.args(&self.words[1..]);
+        // `run` refuses an empty command line; an empty program fails to start.
+        let (program, args) = self
+            .words
+            .split_first()
+            .map_or(("", &[][..]), |(p, a)| (p.as_str(), a));
+        let mut command = Command::new(program);
+        command.args(args);
         command
     }
 }
