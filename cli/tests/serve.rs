@@ -325,3 +325,41 @@ fn a_token_file_guards_the_endpoint() {
     assert_eq!(call(&client, "echo"), "");
     let _ = std::fs::remove_file(&path);
 }
+
+// basic/authorization (RFC 9728): with --authorization-server the endpoint
+// is a protected resource: its metadata names the server, and a token of
+// the file opens a session bound to it.
+#[test]
+fn a_token_file_with_an_authorization_server_is_a_protected_resource() {
+    use std::io::{Read, Write};
+    let path = std::env::temp_dir().join(format!("mcp-serve-as-tokens-{}", std::process::id()));
+    std::fs::write(&path, "secret-one\n").expect("write tokens");
+    let issuer = "https://auth.example.com";
+    let serving = serve(&[
+        "--token-file",
+        &path.to_string_lossy(),
+        "--authorization-server",
+        issuer,
+    ]);
+    let authority = serving
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut socket = std::net::TcpStream::connect(&authority).expect("connect");
+    let request = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        authority
+    );
+    socket.write_all(request.as_bytes()).expect("write");
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{}", answer);
+    assert!(answer.contains(issuer), "{}", answer);
+    let client = builder()
+        .bearer_token(|| Some("secret-one".to_string()))
+        .connect_http(&serving.url)
+        .expect("with a token");
+    assert_eq!(call(&client, "echo"), "");
+    let _ = std::fs::remove_file(&path);
+}
