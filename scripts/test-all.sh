@@ -2,7 +2,8 @@
 # The whole test suite, as the README and CI run it:
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
 #   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
-#   Python SDK interop tests over stdio and HTTP, the client against servers
+#   Python SDK interop tests over stdio and HTTP, `mcp serve` in front of the
+#   TypeScript server-everything, the client against servers
 #   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
 #   three modes, rmcp, FastMCP, server-filesystem, server-memory), the Python SDK's OAuth
 #   client against the protected example (both eras), the Python SDK's
@@ -101,6 +102,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-stdio bash scripts/interop/interop-ts.sh --stdio
     step interop-http bash scripts/interop/interop-ts.sh --http
     step interop-python bash scripts/interop/interop-python.sh
+    # `mcp serve` in front of the TypeScript server-everything, driven by the
+    # Python SDK client (about 7 s once npm and the virtualenv are in place).
+    step interop-serve bash scripts/interop/interop-serve.sh
     step interop-oauth bash scripts/interop/interop-oauth.sh
     scratch "${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
     step interop-bridge bash scripts/interop/interop-bridge.sh

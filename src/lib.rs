@@ -383,6 +383,9 @@ pub use transport::http::{
 pub use server::SealedStateCodec;
 pub use server::{Change, ChangeBus, ChangeEvent};
 
+// Forwarding sessions to an upstream server (a proxy).
+pub use server::{SessionHandle, Upstream};
+
 // Tasks (2025-11-25 experimental; the 2026-07-28 tasks extension).
 pub use protocol::{ListTasksResult, Task, TaskMetadata, TaskStatus, TaskSupport, ToolExecution};
 #[cfg(feature = "tasks")]

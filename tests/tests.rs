@@ -25,3 +25,4 @@ mod stdio;
 mod surface;
 #[cfg(feature = "tasks")]
 mod tasks;
+mod upstream;

@@ -8,6 +8,7 @@
 //! mcp --stdio "server" --pretty read test://static-text
 //! mcp login https://mcp.example.com/mcp      # then: mcp --http URL tools
 //! mcp logout https://mcp.example.com/mcp
+//! mcp serve --stdio "my-server" --http 127.0.0.1:8080   # serve/: a stdio server over HTTP
 //! ```
 //!
 //! Commands: `info`, `ping`, `tools`, `call NAME [ARGS]`, `resources`,
@@ -60,11 +61,13 @@ macro_rules! note {
 mod bridge;
 mod elicit;
 mod login;
+mod serve;
 
 const USAGE: &str = "\
 usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
        mcp [OPTIONS] login URL | mcp [OPTIONS] logout URL
        mcp bridge --to URL [--header \"Name: value\"]... [--token TOKEN] [LOGIN OPTIONS]
+       mcp serve --stdio \"CMD ARGS\" --http ADDR [OPTIONS]   (mcp serve --help)
 (options come before the command; --pretty, --task and --no-reconnect anywhere)
 
 connection:
@@ -138,6 +141,9 @@ struct Args {
 
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("serve") {
+        process::exit(serve::main(raw[1..].to_vec()));
+    }
     if raw.first().map(String::as_str) == Some("bridge") {
         match bridge_args(raw.into_iter().skip(1)) {
             Ok(options) => process::exit(bridge::run(options)),

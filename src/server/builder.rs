@@ -81,6 +81,7 @@ pub struct ServerBuilder {
     scopes: ScopePolicy,
     interceptors: Vec<Box<dyn Interceptor>>,
     bus: Option<Box<dyn ChangeBus>>,
+    pub(super) upstream: Option<Arc<dyn super::Upstream>>,
     #[cfg(feature = "tasks")]
     task_store: Option<Box<dyn TaskStore>>,
     #[cfg(feature = "tasks")]
@@ -114,6 +115,7 @@ impl ServerBuilder {
             scopes: ScopePolicy::default(),
             interceptors: Vec::new(),
             bus: None,
+            upstream: None,
             #[cfg(feature = "tasks")]
             task_store: None,
             #[cfg(feature = "tasks")]
@@ -608,6 +610,7 @@ impl ServerBuilder {
                 scopes: self.scopes,
                 interceptors: self.interceptors,
                 bus: self.bus,
+                upstream: self.upstream,
                 #[cfg(feature = "tasks")]
                 tasks: super::tasks::Tasks::new(
                     self.task_store,

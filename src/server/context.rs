@@ -55,6 +55,9 @@ pub struct RequestContext {
     pub(crate) quick: bool,
     /// Whether the request may become a task, or is one.
     pub(crate) task: Mutex<TaskSlot>,
+    /// The method's name when its row has none: a method the crate does
+    /// not know, forwarded to an [`Upstream`](crate::Upstream).
+    pub(crate) unnamed: Option<String>,
 }
 
 /// What a run needs of its request's row of the method table
@@ -126,7 +129,7 @@ impl RequestContext {
 
     /// The method being handled, e.g. `tools/call`.
     pub fn method(&self) -> &str {
-        self.method.name
+        self.unnamed.as_deref().unwrap_or(self.method.name)
     }
 
     /// The `Mcp-Session-Id` on Streamable HTTP; `None` on stdio.

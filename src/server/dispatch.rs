@@ -8,7 +8,9 @@
 //! handler are entered in the in-flight table on the reading thread, so
 //! that a cancel arriving next finds them, and returned as a [`Job`] for
 //! the transport to schedule (`WorkerPool::schedule`: a quick tool's call
-//! where it was read, any other on a worker).
+//! where it was read, any other on a worker). A server with an
+//! [`Upstream`](super::Upstream) routes by the table's `proxied` column
+//! instead of the gates (DESIGN.md §25).
 
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ use serde_json::Value;
 use super::caller::Caller;
 use super::envelope::{self, Envelope};
 use super::listen::SubscriptionFilter;
-use super::methods::{self, Method, Runs};
+use super::methods::{self, Method, Proxied, Runs};
 use super::outcome::{RequestOutcome, RequestStatus};
 use super::reply::{Answer, WorkerFn};
 use super::run::{Arrival, Job};
@@ -60,7 +62,17 @@ pub(crate) fn receive(
             receive_request(session, request, sink, arrival)
         }
         Message::Notification(notification) => {
+            // A cancel reaches an upstream from the cancel path itself.
+            let forward = session.server.upstream.is_some()
+                && notification.method != notifications::CANCELLED;
+            let params = match forward {
+                true => notification.params.clone(),
+                false => None,
+            };
             receive_notification(session, &notification.method, notification.params);
+            if forward {
+                super::upstream::notified(session, &notification.method, params);
+            }
             Received::Consumed
         }
         Message::Response(response) => {
@@ -182,6 +194,27 @@ fn dispatch(
         Some(_) => Era::V2026_07_28,
         None => Era::V2025_11_25,
     };
+    if session.server.upstream.is_some() {
+        let proxied = method.map_or(Proxied::Forward, |m| m.proxied);
+        match (proxied, method) {
+            (Proxied::Here, Some(_)) => {}
+            (Proxied::Answer(answer), _) => {
+                let answer = match in_use(session, &request.id) {
+                    true => Err(ErrorObject::invalid_request(format!(
+                        "request id {} is already in flight",
+                        request.id
+                    ))),
+                    false => answer(session, &arrival.caller, request.params.take()),
+                };
+                return respond(session, request, arrival, answer);
+            }
+            _ => {
+                let method = method.unwrap_or(&methods::FORWARDED);
+                let call = super::upstream::forward;
+                return begin(session, method, call, request, envelope, sink, arrival);
+            }
+        }
+    }
     let method = match method {
         Some(method) if method.gate(era).is_open(&session.server) => method,
         _ => {

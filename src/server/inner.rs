@@ -23,6 +23,7 @@ use super::session::Session;
 #[cfg(feature = "skills")]
 use super::skills;
 use super::tasks;
+use super::upstream::Upstream;
 use crate::jsonrpc::{JsonObject, Message};
 use crate::protocol::{Implementation, ServerCapabilities};
 
@@ -50,6 +51,8 @@ pub(crate) struct ServerInner {
     pub(crate) instance_id: String,
     /// The tasks: their store and this instance's runs.
     pub(crate) tasks: tasks::Tasks,
+    /// Where sessions are forwarded instead of served here (DESIGN.md §25).
+    pub(crate) upstream: Option<Arc<dyn Upstream>>,
     /// The skills served (SEP-2640); empty unless some were added.
     #[cfg(feature = "skills")]
     pub(crate) skills: Arc<skills::SkillSet>,

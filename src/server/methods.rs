@@ -17,7 +17,7 @@ use super::context::MethodTraits;
 use super::inner::ServerInner;
 use super::reply::{InlineFn, WorkerFn};
 use super::scopes::Offer;
-use super::{calls, inline, skills, tasks};
+use super::{calls, inline, skills, tasks, upstream};
 use crate::protocol::{methods as m, Era, ServerCapabilities};
 
 /// One method.
@@ -52,6 +52,21 @@ pub(crate) struct Method {
     /// its params, the prompt or template a completion refers to, or the
     /// resources a listen stream subscribes to.
     pub(crate) offer: Option<Offer>,
+    /// What a server with an [`Upstream`](super::Upstream) does with it
+    /// (DESIGN.md §25).
+    pub(crate) proxied: Proxied,
+}
+
+/// What a server that forwards its sessions to an upstream does with a
+/// method: most go to [`Upstream::forward`](super::Upstream::forward).
+#[derive(Clone, Copy)]
+pub(crate) enum Proxied {
+    /// On a worker, to `Upstream::forward` (also a method with no row).
+    Forward,
+    /// As its row says, here (`ping`, listen streams).
+    Here,
+    /// Answered on the reading thread by this function instead.
+    Answer(upstream::OpenFn),
 }
 
 /// The eras a method exists in.
@@ -153,8 +168,13 @@ const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
         asks_input: false,
         cacheable: false,
         offer: None,
+        proxied: Proxied::Forward,
     }
 }
+
+/// The row of a method no row names, forwarded by a server with an
+/// upstream: its empty name stands for the request's own.
+pub(crate) static FORWARDED: Method = row("", Eras::BOTH, Runs::Worker(upstream::forward));
 
 /// Every method a client may call, in the order of the spec's pages:
 /// lifecycle, utilities, tools, resources, prompts, completion, logging,
@@ -162,6 +182,7 @@ const fn row(name: &'static str, eras: Eras, runs: Runs) -> Method {
 pub(crate) const METHODS: &[Method] = &[
     Method {
         before_initialize: true,
+        proxied: Proxied::Answer(upstream::initialize),
         ..row(
             m::INITIALIZE,
             Eras::V2025_11_25,
@@ -170,6 +191,7 @@ pub(crate) const METHODS: &[Method] = &[
     },
     Method {
         before_initialize: true,
+        proxied: Proxied::Here,
         ..row(m::PING, Eras::V2025_11_25, Runs::Inline(inline::ping))
     },
     Method {
@@ -273,6 +295,7 @@ pub(crate) const METHODS: &[Method] = &[
     },
     Method {
         offer: Some(Offer::Subscriptions),
+        proxied: Proxied::Here,
         ..row(m::SUBSCRIPTIONS_LISTEN, Eras::V2026_07_28, Runs::Listen)
     },
     // Tasks: basic/utilities/tasks (2025-11-25), SEP-2663 (2026-07-28).

@@ -43,6 +43,7 @@ mod tasks;
 pub use tasks::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 mod typed;
 pub use typed::typed;
+mod upstream;
 mod uri_template;
 mod validate;
 
@@ -64,6 +65,7 @@ pub use provider::{ResourcePage, ResourceProvider};
 pub use registry::TemplateVariables;
 #[cfg(feature = "sealed-state")]
 pub use sealed::SealedStateCodec;
+pub use upstream::{SessionHandle, Upstream};
 
 pub(crate) use caller::Caller;
 pub(crate) use dispatch::Received;

@@ -140,6 +140,10 @@ impl Job {
             caller,
             quick,
             task: parking_lot::Mutex::new(TaskSlot::No),
+            unnamed: match method.name {
+                "" => Some(request.method.clone()),
+                _ => None,
+            },
         };
         let running = Running::enter(session.key(), &request.id);
         let outcome = invoke(&ctx, call, params);

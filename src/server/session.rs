@@ -15,7 +15,7 @@
 //! nothing else; `pending` and the in-flight table are never held together.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
@@ -74,6 +74,12 @@ pub(crate) struct Session {
     next_request_id: AtomicI64,
     /// Where messages related to no request go (stdout, the GET stream).
     unrelated: Option<Arc<dyn Sink>>,
+    /// The server's [`Upstream`](super::Upstream) opened this session
+    /// (its `initialize` succeeded); cleared when it is told of the end.
+    pub(crate) forwarded: AtomicBool,
+    /// The program ended the session ([`SessionHandle::end`](super::SessionHandle::end)):
+    /// its transport forgets it at the next look-up.
+    pub(crate) ended: AtomicBool,
 }
 
 impl Session {
@@ -143,6 +149,8 @@ impl Session {
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
             unrelated,
+            forwarded: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         }
     }
 
@@ -174,6 +182,13 @@ impl Session {
     /// client), which carries many requests over time.
     pub(crate) fn is_connection(&self) -> bool {
         self.unrelated.is_some() && self.id.is_none()
+    }
+
+    /// `true` once the program ended the session
+    /// ([`SessionHandle::end`](super::SessionHandle::end)): the transport
+    /// then treats its id as unknown (404) and closes it.
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
     }
 
     /// How many requests are in flight.
@@ -233,6 +248,7 @@ impl Session {
                     None
                 };
                 self.cancel_nested(entry.nested, reason.as_deref(), notify);
+                super::upstream::cancelled(self, id, reason.as_deref());
                 true
             }
             None => false,
@@ -263,6 +279,7 @@ impl Session {
             Closing::ClientLeft => listen.forget_owner(self.key),
             Closing::ServerEnds => listen.close_where(&self.server.info, |owner| owner == self.key),
         }
+        super::upstream::closed(self);
     }
 
     /// Forgets a listen stream whose client went away, without a word
@@ -304,6 +321,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A session dropped unclosed (a full table refused it after its
+        // `initialize`) still ends its upstream.
+        super::upstream::closed(self);
         if self.unrelated.is_some() {
             self.server.unregister_session(self.key);
         }

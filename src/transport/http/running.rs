@@ -42,6 +42,19 @@ impl HttpServer {
         self.shared.local_addr
     }
 
+    /// Ends the sessions idle for longer than
+    /// [`session_idle_timeout`](crate::HttpServerBuilder::session_idle_timeout)
+    /// (and holding no request or open stream), and those a program ended
+    /// ([`SessionHandle::end`](crate::SessionHandle::end)) once their
+    /// requests are done; returns how many. Sessions are otherwise ended
+    /// when a request names them or the table needs room, so a program
+    /// that holds something per session (an [`Upstream`](crate::Upstream)'s
+    /// child process) calls this now and then to let go of what idle
+    /// clients left behind.
+    pub fn end_idle_sessions(&self) -> usize {
+        self.shared.end_idle_sessions()
+    }
+
     /// Stops the server: stops accepting, cancels running handlers, ends
     /// open streams, closes connections, and joins every thread. Returns
     /// when all of that is done; calling it again does nothing. It may be

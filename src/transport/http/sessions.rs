@@ -341,11 +341,15 @@ impl Shared {
             Some(s) => Arc::clone(s),
             None => return Lookup::NotFound,
         };
-        if session.expired(self.config.session_idle_timeout) {
-            sessions.map.remove(id);
-            drop(sessions);
-            log::info!("session {} expired", id);
-            session.close("the session expired", Closing::ServerEnds);
+        let ended = session.core.is_ended();
+        if ended || session.expired(self.config.session_idle_timeout) {
+            // An ended session's running requests still answer (SessionHandle::end).
+            if !ended || session.core.in_flight_count() == 0 {
+                sessions.map.remove(id);
+                drop(sessions);
+                log::info!("session {} expired or ended", id);
+                session.close("the session expired", Closing::ServerEnds);
+            }
             return Lookup::NotFound;
         }
         drop(sessions);
@@ -355,6 +359,29 @@ impl Shared {
         }
         session.touch();
         Lookup::Found(session)
+    }
+
+    /// Ends the expired sessions, and the ended ones with no request left
+    /// ([`HttpServer::end_idle_sessions`](super::HttpServer::end_idle_sessions)).
+    pub(crate) fn end_idle_sessions(&self) -> usize {
+        let idle = self.config.session_idle_timeout;
+        let gone: Vec<Arc<HttpSession>> = {
+            let mut sessions = self.sessions.lock();
+            let ids: Vec<String> = sessions
+                .map
+                .values()
+                .filter(|s| s.expired(idle) || (s.core.is_ended() && s.core.in_flight_count() == 0))
+                .map(|s| s.id.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| sessions.map.remove(id))
+                .collect()
+        };
+        for session in &gone {
+            log::info!("session {} expired or ended", session.id);
+            session.close("the session expired", Closing::ServerEnds);
+        }
+        gone.len()
     }
 
     /// A new session, not yet registered (see [`Shared::register`]).
