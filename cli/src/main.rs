@@ -114,6 +114,10 @@ bridge (a stdio server for a local client, forwarding to a Streamable HTTP serve
                       comes first)
   in a client's config: {\"command\": \"mcp\", \"args\": [\"bridge\", \"--to\", \"URL\"]}
 
+serve (a stdio server served over Streamable HTTP, a child per session):
+  --stdio \"CMD ARGS\"   the server to start;  --http ADDR  where to listen (127.0.0.1:8080)
+  --shared            one child for every session;  more: mcp serve --help
+
 elicitation requests are asked on the terminal when stdin is one; otherwise,
 and for sampling, the client declares no such capability
 

@@ -550,6 +550,7 @@ fn help_lists_every_command() {
         "login",
         "logout",
         "bridge",
+        "serve",
     ];
     for args in [&["--help"][..], &["bridge", "--help"]] {
         let out = mcp(args);
