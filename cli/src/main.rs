@@ -63,10 +63,11 @@ mod elicit;
 mod login;
 mod serve;
 
-const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
        mcp [OPTIONS] login URL | mcp [OPTIONS] logout URL
-       mcp bridge --to URL [--header \"Name: value\"]... [--token TOKEN] [LOGIN OPTIONS]
+       mcp bridge --to URL [--header \"Name: value\"]... [--token TOKEN] [--era VERSION]
+                  [--timeout SECONDS] [LOGIN OPTIONS]
        mcp serve --stdio \"CMD ARGS\" --http ADDR [OPTIONS]   (mcp serve --help)
 (options come before the command; --pretty, --task and --no-reconnect anywhere)
 
@@ -149,7 +150,7 @@ fn main() {
         process::exit(serve::main(raw[1..].to_vec()));
     }
     if raw.first().map(String::as_str) == Some("bridge") {
-        match bridge_args(raw.into_iter().skip(1)) {
+        match bridge::args::parse(raw.into_iter().skip(1)) {
             Ok(options) => process::exit(bridge::run(options)),
             Err(message) => {
                 eprintln!("mcp: {}\n\n{}", message, USAGE);
@@ -227,7 +228,7 @@ fn shown_url(url: &str) -> String {
 }
 
 /// The value of `name` in seconds: a positive number.
-fn seconds(name: &str, text: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(name: &str, text: &str) -> Result<Duration, String> {
     match text.parse::<f64>() {
         Ok(secs) if secs > 0.0 && secs.is_finite() => Ok(Duration::from_secs_f64(secs)),
         _ => Err(format!("{} needs seconds, not {}", name, text)),
@@ -289,7 +290,7 @@ fn parse_args(raw: Vec<String>) -> Result<Args, String> {
 }
 
 /// The value of `--era`.
-fn era(text: &str) -> Result<Era, String> {
+pub(crate) fn era(text: &str) -> Result<Era, String> {
     match text {
         "2025-11-25" => Ok(Era::V2025_11_25),
         "2026-07-28" => Ok(Era::V2026_07_28),
@@ -298,39 +299,6 @@ fn era(text: &str) -> Result<Era, String> {
             other
         )),
     }
-}
-
-/// The options of `mcp bridge`.
-fn bridge_args(mut raw: impl Iterator<Item = String>) -> Result<bridge::Options, String> {
-    let mut options = bridge::Options {
-        url: String::new(),
-        headers: Vec::new(),
-        token: None,
-        era: None,
-        timeout: Duration::from_secs(3600),
-        login: login::Options::default(),
-    };
-    while let Some(arg) = raw.next() {
-        let mut value = |name: &str| raw.next().ok_or_else(|| format!("{} needs a value", name));
-        match arg.as_str() {
-            "--to" => options.url = value("--to")?,
-            "--header" => options.headers.push(bridge::header(&value("--header")?)?),
-            "--token" => options.token = Some(value("--token")?),
-            "--era" => options.era = Some(era(&value("--era")?)?),
-            "--timeout" => options.timeout = seconds("--timeout", &value("--timeout")?)?,
-            name if login::OPTIONS.contains(&name) => options.login.set(name, value(name)?)?,
-            "-h" | "--help" => {
-                println!("{}", USAGE);
-                process::exit(0);
-            }
-            other => return Err(format!("bridge: unknown option {}", other)),
-        }
-    }
-    options.login.check()?;
-    if options.url.is_empty() {
-        return Err("bridge needs --to URL".into());
-    }
-    Ok(options)
 }
 
 /// The arguments, if they go together: one server, a command; `login URL`

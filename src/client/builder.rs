@@ -208,6 +208,39 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether [`header`](Self::header) would take `name: value`: a
+    /// program that reads headers from its user (a command line) can say
+    /// so before connecting.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams), as
+    /// [`header`](Self::header) lists; the message names the header, never
+    /// the value.
+    pub fn check_header(name: &str, value: &str) -> Result<(), Error> {
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if name.is_empty() || !name.chars().all(token) {
+            return Err(Error::invalid_params(format!(
+                "the header name {:?} is not an HTTP token",
+                name
+            )));
+        }
+        if TRANSPORT_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(Error::invalid_params(format!(
+                "the header {} is the transport's own and cannot be set",
+                name
+            )));
+        }
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            // The value is not echoed: it may be a key.
+            return Err(Error::invalid_params(format!(
+                "the value of the header {} has a control character",
+                name
+            )));
+        }
+        Ok(())
+    }
+
     /// Logs in with OAuth when an HTTP server asks for it (a `401`), and
     /// sends the token it gets on every request: discovery, registration,
     /// the user's login through the [`UserAgent`](crate::oauth::UserAgent),
@@ -540,30 +573,10 @@ fn checked_headers(
     headers: &[(String, String)],
     has_auth: bool,
 ) -> Result<Vec<(String, String)>, Error> {
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     let mut sent = Vec::with_capacity(headers.len());
     for (name, value) in headers {
-        if name.is_empty() || !name.chars().all(token) {
-            return Err(Error::invalid_params(format!(
-                "the header name {:?} is not an HTTP token",
-                name
-            )));
-        }
-        let lower = name.to_ascii_lowercase();
-        if TRANSPORT_HEADERS.contains(&lower.as_str()) {
-            return Err(Error::invalid_params(format!(
-                "the header {} is the transport's own and cannot be set",
-                name
-            )));
-        }
-        if value.chars().any(|c| c.is_control() && c != '\t') {
-            // The value is not echoed: it may be a key.
-            return Err(Error::invalid_params(format!(
-                "the value of the header {} has a control character",
-                name
-            )));
-        }
-        if has_auth && lower == "authorization" {
+        ClientBuilder::check_header(name, value)?;
+        if has_auth && name.eq_ignore_ascii_case("authorization") {
             log::warn!("the Authorization header is left out: the client sends its own token");
             continue;
         }

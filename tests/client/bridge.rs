@@ -723,3 +723,44 @@ fn cancelling_a_call_cancels_the_requests_the_bridge_sent_for_it() {
         assert!(rest.iter().all(|m| m["id"] != 2), "{:?}: {:?}", era, rest);
     }
 }
+
+// `--header "Authorization: …"` (what mcp-remote users write) is the
+// program's own credentials: sent as given, and no login is tried.
+#[test]
+fn an_authorization_header_is_sent_as_given() {
+    let server = plain_fake();
+    let child = spawn_bridge(
+        &server.url("/mcp"),
+        &["--header", "Authorization: Bearer h-1"],
+    );
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let (read, status) = run_bridge(child, &[INITIALIZE, ping]);
+    assert!(status.success());
+    assert_eq!(read.len(), 2, "{:?}", read);
+    for request in server.requests() {
+        assert_eq!(request.header("authorization"), Some("Bearer h-1"));
+    }
+}
+
+// A header the remote server can never be sent is a usage error at the
+// start (exit 2), not an error on every request; the value is not shown.
+#[test]
+fn a_header_that_cannot_be_sent_is_a_usage_error() {
+    for header in ["Mcp-Session-Id: x", "Bad Name: x", "X-Key: qzw\u{7}vwq"] {
+        let out = Command::new(mcp_path())
+            .args([
+                "bridge",
+                "--to",
+                "http://127.0.0.1:9/mcp",
+                "--header",
+                header,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", header);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--header"), "{}", stderr);
+        assert!(!stderr.contains("qzw"), "{}", stderr);
+    }
+}

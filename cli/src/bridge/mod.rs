@@ -16,6 +16,7 @@
 //! Closing stdin ends the bridge: requests in flight are cancelled and a
 //! 2025-11-25 session is ended with `DELETE`.
 
+pub mod args;
 mod local;
 mod remote;
 mod workers;
@@ -432,18 +433,4 @@ fn forward_notifications(bridge: &Bridge, queued: &Receiver<Notice>) {
 /// A lock that a panicking holder did not spoil.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `"Name: value"` of `--header`.
-///
-/// # Errors
-///
-/// A usage message when there is no colon.
-pub fn header(text: &str) -> Result<(String, String), String> {
-    match text.split_once(':') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_string(), value.trim().to_string()))
-        }
-        _ => Err(format!("--header takes \"Name: value\", not {}", text)),
-    }
 }

@@ -83,6 +83,8 @@ impl Remote {
                 let token = token.clone();
                 builder.bearer_token(move || Some(token.clone()))
             }
+            // `--header "Authorization: …"`: sent as given, no login.
+            None if options.authorization_header() => builder,
             None => builder.oauth(options.login.oauth()),
         };
         let client = builder.connect_http(&options.url)?;
