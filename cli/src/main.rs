@@ -69,6 +69,7 @@ usage: mcp (--stdio \"CMD ARGS\" | --http URL) [OPTIONS] COMMAND [ARGS]
        mcp bridge --to URL [--header \"Name: value\"]... [--token TOKEN] [--era VERSION]
                   [--timeout SECONDS] [LOGIN OPTIONS]
        mcp serve --stdio \"CMD ARGS\" --http ADDR [OPTIONS]   (mcp serve --help)
+       mcp --version
 (options come before the command; --pretty, --task and --no-reconnect anywhere)
 
 connection:
@@ -146,6 +147,10 @@ struct Args {
 
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
+    if matches!(raw.first().map(String::as_str), Some("--version" | "-V")) {
+        println!("mcp {}", env!("CARGO_PKG_VERSION"));
+        process::exit(0);
+    }
     if raw.first().map(String::as_str) == Some("serve") {
         process::exit(serve::main(raw[1..].to_vec()));
     }
