@@ -73,8 +73,9 @@ sed -i -e '/^schemars = /d' "$WORK/Cargo.toml" \
 export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"
-(cd "$WORK" && debian_cargo test) || die "cargo test"
+# The `mcp` command first: the integration tests run it.
 (cd "$WORK" && debian_cargo build -p tiny-mcp-cli) || die "cargo build -p tiny-mcp-cli (the mcp command)"
+(cd "$WORK" && debian_cargo test) || die "cargo test"
 (cd "$WORK" && debian_cargo test --features sealed-state --lib) \
     || die "cargo test --features sealed-state (hmac, sha2 from Debian)"
 log "resolved: $(grep -A1 -E '^name = "(serde|serde_json|uuid|log|httparse|parking_lot|crossbeam-channel)"$' \
