@@ -94,6 +94,10 @@ rust-version = "1.63"
 [dependencies]
 tiny-mcp = { path = "$WORK" }
 serde_json = "1"
+
+# A project of its own: not a member of tiny-mcp's workspace, whose root
+# is above target/.
+[workspace]
 TOML
 cat >"$DOWN/src/main.rs" <<'RUST'
 use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
