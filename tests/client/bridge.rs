@@ -643,23 +643,7 @@ fn a_malformed_answer_from_the_local_client_fails_the_server_request_at_once() {
     let example = Example::start(&[]);
     let url = format!("http://{}/mcp", example.addr);
     let mut child = spawn_bridge(&url, &["--timeout", "30"]);
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
-        }
-    });
-    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
-    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}"#;
-    writeln!(stdin, "{}\n{}", initialize, call).unwrap();
-    let asked = loop {
-        let message = rx.recv_timeout(WAIT).expect("the elicitation request");
-        if message["method"] == "elicitation/create" {
-            break message;
-        }
-    };
+    let (mut stdin, rx, asked) = elicitation_asked(&mut child);
     let both = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"},
         "error": {"code": -1, "message": "no"}});
     writeln!(stdin, "{}", both).unwrap();
@@ -687,23 +671,7 @@ fn cancelling_a_call_cancels_the_requests_the_bridge_sent_for_it() {
             .stderr(Stdio::null())
             .spawn()
             .expect("start the bridge");
-        let mut stdin = child.stdin.take().unwrap();
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
-            }
-        });
-        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
-        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}"#;
-        writeln!(stdin, "{}\n{}", initialize, call).unwrap();
-        let asked = loop {
-            let message = rx.recv_timeout(WAIT).expect("the elicitation request");
-            if message["method"] == "elicitation/create" {
-                break message;
-            }
-        };
+        let (mut stdin, rx, asked) = elicitation_asked(&mut child);
         let cancel =
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
         let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
@@ -763,4 +731,34 @@ fn a_header_that_cannot_be_sent_is_a_usage_error() {
         assert!(stderr.contains("--header"), "{}", stderr);
         assert!(!stderr.contains("qzw"), "{}", stderr);
     }
+}
+
+/// Initializes the bridge `child` (elicitation declared) and calls the
+/// example's `test_elicitation`; its stdin, its messages as they come, and
+/// the `elicitation/create` it sent for the call.
+fn elicitation_asked(
+    child: &mut Child,
+) -> (
+    std::process::ChildStdin,
+    crossbeam_channel::Receiver<Value>,
+    Value,
+) {
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str::<Value>(&line).unwrap());
+        }
+    });
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_elicitation","arguments":{"message":"who?"}}}"#;
+    writeln!(stdin, "{}\n{}", initialize, call).unwrap();
+    let asked = loop {
+        let message = rx.recv_timeout(WAIT).expect("the elicitation request");
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+    };
+    (stdin, rx, asked)
 }
