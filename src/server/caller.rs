@@ -8,6 +8,8 @@
 //! [`RequestOutcome`](crate::RequestOutcome). Nothing downstream re-reads
 //! headers to learn who is calling.
 
+use std::fmt;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -42,6 +44,10 @@ pub struct Principal {
     pub subject: String,
     /// The OAuth client the token was issued to (`client_id`), if known.
     pub client_id: Option<String>,
+    /// The authorization server that issued the token (`iss`), if the
+    /// verifier reports it. Sessions, tasks and `requestState` belong to
+    /// the issuer, subject and client together (DESIGN.md §26).
+    pub issuer: Option<String>,
     /// The scopes the token grants.
     pub scopes: Vec<String>,
     /// The resources the token was issued for (`aud`, RFC 8707 resource
@@ -62,6 +68,7 @@ impl Principal {
         Principal {
             subject: subject.into(),
             client_id: None,
+            issuer: None,
             scopes: Vec::new(),
             audience: Vec::new(),
             expires_at: None,
@@ -72,6 +79,12 @@ impl Principal {
     /// Sets the OAuth client id.
     pub fn with_client_id(mut self, client_id: impl Into<String>) -> Principal {
         self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Sets the issuer (`iss`).
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Principal {
+        self.issuer = Some(issuer.into());
         self
     }
 
@@ -119,10 +132,12 @@ impl Principal {
             .collect()
     }
 
-    /// Whether two principals are the same caller: same subject and same
-    /// client (a session belongs to both, DESIGN.md §15).
+    /// Whether two principals are the same caller: same issuer, subject
+    /// and client (a session belongs to all three, DESIGN.md §15).
     pub(crate) fn same_caller(&self, other: &Principal) -> bool {
-        self.subject == other.subject && self.client_id == other.client_id
+        self.subject == other.subject
+            && self.client_id == other.client_id
+            && self.issuer == other.issuer
     }
 }
 
@@ -219,6 +234,80 @@ pub(crate) struct Caller {
     pub(crate) principal: Option<Arc<Principal>>,
     pub(crate) headers: Option<HttpHeaders>,
     pub(crate) trace: Option<TraceContext>,
+    /// The peer address shares are counted against: the socket's, or the
+    /// trusted forwarding header's the operator named; `None` when
+    /// per-peer shares are off (behind a proxy that names no client) and
+    /// on stdio or in memory (DESIGN.md §26).
+    pub(crate) peer: Option<IpAddr>,
+}
+
+impl Caller {
+    /// Who this request's shares are counted against, for a request to
+    /// `session`: the principal, else the session when it outlives the
+    /// request (a 2025-11-25 HTTP session, a connection), else the peer
+    /// address (DESIGN.md §26).
+    pub(crate) fn key(&self, session_key: Option<u64>) -> CallerKey {
+        match (&self.principal, session_key, self.peer) {
+            (Some(p), _, _) => CallerKey::Principal(Arc::new(PrincipalKey {
+                issuer: p.issuer.clone(),
+                subject: p.subject.clone(),
+                client_id: p.client_id.clone(),
+            })),
+            (None, Some(key), _) => CallerKey::Session(key),
+            (None, None, Some(peer)) => CallerKey::Peer(peer),
+            (None, None, None) => CallerKey::Nobody,
+        }
+    }
+}
+
+/// Who a share of a shared resource (workers, sessions, tasks, stored
+/// state) is counted against: "the caller" of DESIGN.md §26.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum CallerKey {
+    /// A principal: issuer, subject and client id together.
+    Principal(Arc<PrincipalKey>),
+    /// A session that outlives its requests (the session's key).
+    Session(u64),
+    /// No principal and no session: the peer address.
+    Peer(IpAddr),
+    /// Nothing is known (per-peer shares off, no principal, no session):
+    /// one caller for everyone, which is what a share cannot tell apart.
+    Nobody,
+}
+
+/// The part of a [`Principal`] that names a caller.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PrincipalKey {
+    pub(crate) issuer: Option<String>,
+    pub(crate) subject: String,
+    pub(crate) client_id: Option<String>,
+}
+
+impl CallerKey {
+    /// `true` for a caller with a principal (an authenticated one).
+    pub(crate) fn is_principal(&self) -> bool {
+        matches!(self, CallerKey::Principal(_))
+    }
+}
+
+impl fmt::Display for CallerKey {
+    /// A stable text form, for keys of stores and for logs: the parts are
+    /// separated by NUL, which no header or claim value the crate accepts
+    /// carries unescaped into it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallerKey::Principal(p) => write!(
+                f,
+                "principal\u{0}{}\u{0}{}\u{0}{}",
+                p.issuer.as_deref().unwrap_or(""),
+                p.subject,
+                p.client_id.as_deref().unwrap_or("")
+            ),
+            CallerKey::Session(key) => write!(f, "session\u{0}{}", key),
+            CallerKey::Peer(ip) => write!(f, "peer\u{0}{}", ip),
+            CallerKey::Nobody => f.write_str("nobody"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -250,6 +339,33 @@ mod tests {
         assert!(alice.same_caller(&Principal::new("alice").with_client_id("c")));
         assert!(!alice.same_caller(&Principal::new("alice")));
         assert!(!alice.same_caller(&Principal::new("bob").with_client_id("c")));
+        let issued = Principal::new("alice")
+            .with_client_id("c")
+            .with_issuer("https://a");
+        assert!(
+            !alice.same_caller(&issued),
+            "another issuer is another caller"
+        );
+    }
+
+    // DESIGN.md §26: principal, else a lasting session, else the peer.
+    #[test]
+    fn caller_keys() {
+        let peer: IpAddr = "192.0.2.7".parse().expect("an address");
+        let anonymous = Caller {
+            peer: Some(peer),
+            ..Caller::default()
+        };
+        assert_eq!(anonymous.key(None), CallerKey::Peer(peer));
+        assert_eq!(anonymous.key(Some(9)), CallerKey::Session(9));
+        assert_eq!(Caller::default().key(None), CallerKey::Nobody);
+        let signed = Caller {
+            principal: Some(Arc::new(Principal::new("alice").with_client_id("c"))),
+            ..anonymous
+        };
+        let key = signed.key(Some(9));
+        assert!(key.is_principal());
+        assert_eq!(key.to_string(), "principal\u{0}\u{0}alice\u{0}c");
     }
 
     #[test]

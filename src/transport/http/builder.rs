@@ -12,6 +12,7 @@ use super::head::may_add_header;
 use super::head::{HttpRefusal, HttpRequestHead};
 #[cfg(feature = "tiny_http")]
 use super::mount::{self, TinyHttpMount};
+use super::peers::PeerSource;
 use super::running::HttpServer;
 use super::start;
 use crate::error::Error;
@@ -71,6 +72,8 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes: usize,
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) max_sessions_per_peer: Option<usize>,
+    /// Where per-peer shares read the peer address (DESIGN.md §26).
+    pub(crate) peers: PeerSource,
     pub(crate) session_id_prefix: String,
     pub(crate) response_headers: Vec<(String, String)>,
     /// Authorization and the pre-request hooks (`gate.rs`).
@@ -105,6 +108,7 @@ impl Default for HttpConfig {
             max_retained_bytes: 256 * 1024 * 1024,
             max_sessions_per_principal: 100,
             max_sessions_per_peer: None,
+            peers: PeerSource::Socket,
             session_id_prefix: String::new(),
             response_headers: Vec::new(),
             guards: gate::Guards::default(),
@@ -400,6 +404,35 @@ impl HttpServerBuilder {
     /// clients connect directly. At least 1.
     pub fn max_sessions_per_peer(mut self, n: usize) -> Self {
         self.config.max_sessions_per_peer = Some(n.max(1));
+        self
+    }
+
+    /// Turns the per-peer shares on or off (DESIGN.md §26): the part of
+    /// the workers, the session table, the task store and the connections
+    /// that one peer address may hold, whatever sessions or callers it
+    /// opens. On by default, counted against the socket's peer address:
+    /// right where clients connect directly. Behind a proxy every client
+    /// has the proxy's address, so turn them off, or let the proxy name
+    /// the client with [`peer_address_header`](Self::peer_address_header).
+    /// The per-caller shares (a principal, a session) stay on either way.
+    pub fn per_peer_shares(mut self, on: bool) -> Self {
+        self.config.peers = if on {
+            PeerSource::Socket
+        } else {
+            PeerSource::Off
+        };
+        self
+    }
+
+    /// Counts per-peer shares against the address a trusted proxy puts in
+    /// header `name` (for example `X-Forwarded-For` or `X-Real-IP`): its
+    /// last value, the last address of a comma-separated list, with or
+    /// without a port. A request without a readable one counts as the
+    /// socket's peer. Only name a header that the proxy in front always
+    /// sets (replacing what the client sent): a client reaching the server
+    /// directly could otherwise pick its own peer address.
+    pub fn peer_address_header(mut self, name: &str) -> Self {
+        self.config.peers = PeerSource::Header(name.to_ascii_lowercase());
         self
     }
 

@@ -27,6 +27,7 @@ mod head;
 mod media;
 #[cfg(feature = "tiny_http")]
 mod mount;
+mod peers;
 mod per_request;
 mod route;
 mod running;

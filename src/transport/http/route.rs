@@ -43,6 +43,7 @@ pub(crate) fn route(
         principal,
         headers: Some(request.headers.clone()),
         trace: None,
+        peer: shared.config.peers.peer_of(request),
     };
     // HTTP-11 (2026-07-28): only POST exists without a session; a GET or
     // DELETE naming a live 2025-11-25 session keeps that era's meaning.
