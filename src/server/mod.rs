@@ -67,7 +67,8 @@ pub use registry::TemplateVariables;
 pub use sealed::SealedStateCodec;
 pub use upstream::{SessionHandle, Upstream};
 
-pub(crate) use caller::Caller;
+pub(crate) use builder::Config;
+pub(crate) use caller::{Caller, CallerKey};
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use inner::ServerInner;

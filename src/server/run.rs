@@ -2,13 +2,14 @@
 //! transport, the run through the interceptors (a panic is `-32603`), the
 //! era's finishing of the answer, and the response, unless a cancel won.
 
+use std::net::IpAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::caller::{Caller, TraceContext};
+use super::caller::{Caller, CallerKey, TraceContext};
 use super::context::{ClientLink, MethodTraits, RequestContext};
 use super::envelope::Envelope;
 use super::outcome::{RequestOutcome, RequestStatus};
@@ -83,6 +84,17 @@ impl Job {
     /// read it instead of a worker: a call of a quick tool.
     pub(crate) fn is_quick(&self) -> bool {
         self.quick
+    }
+
+    /// Who the worker running this job is counted against (DESIGN.md
+    /// §26).
+    pub(crate) fn caller_key(&self) -> CallerKey {
+        self.arrival.caller.key(self.session.lasting_key())
+    }
+
+    /// The peer address its per-peer shares count against, when on.
+    pub(crate) fn peer(&self) -> Option<IpAddr> {
+        self.arrival.caller.peer
     }
 }
 

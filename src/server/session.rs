@@ -202,6 +202,17 @@ impl Session {
         self.in_flight.wait_empty(timeout)
     }
 
+    /// The session's key when the session outlives its requests (a
+    /// connection, a 2025-11-25 HTTP session): the caller its shares are
+    /// counted against when there is no principal (DESIGN.md §26).
+    pub(crate) fn lasting_key(&self) -> Option<u64> {
+        if self.unrelated.is_some() {
+            Some(self.key)
+        } else {
+            None
+        }
+    }
+
     /// The session's key: unique in the server, and the owner of the
     /// listen streams it opens.
     pub(crate) fn key(&self) -> u64 {

@@ -76,7 +76,11 @@ impl MemoryClient {
             session,
             sink,
             incoming,
-            pool: WorkerPool::new("tiny-mcp-memory-worker", server.inner.config.max_workers),
+            pool: WorkerPool::new(
+                "tiny-mcp-memory-worker",
+                server.inner.config.max_workers,
+                None,
+            ),
             backlog: VecDeque::new(),
             next_id: 1,
             responder: None,

@@ -7,4 +7,5 @@ pub(crate) mod http;
 pub(crate) mod memory;
 mod output;
 pub(crate) mod pool;
+mod shares;
 pub(crate) mod stdio;

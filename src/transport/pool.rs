@@ -13,12 +13,19 @@ use crossbeam_channel::{Receiver, Sender};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use super::shares::{ShareBook, ShareKey, WorkerShares};
 use crate::error::{Error, ErrorKind};
 use crate::server::Job;
 
 type Task = Box<dyn FnOnce() + Send + 'static>;
 
 pub(crate) struct WorkerPool {
+    core: Arc<PoolCore>,
+}
+
+/// What the pool's threads and its jobs share: a job that ends hands the
+/// waiting work its share let start to the pool again (`shares.rs`).
+struct PoolCore {
     sender: RwLock<Option<Sender<Task>>>,
     receiver: Receiver<Task>,
     /// Workers waiting for a job minus jobs queued: a job submitted while
@@ -29,21 +36,37 @@ pub(crate) struct WorkerPool {
     exits: Arc<(Mutex<usize>, Condvar)>,
     max_workers: usize,
     name: String,
+    /// The per-caller and per-peer shares, on a transport with many
+    /// clients (HTTP); `None` on stdio and in memory (one client).
+    shares: Option<Mutex<ShareBook<Job>>>,
+    /// When "all workers busy" was last logged, and how many jobs queued
+    /// since: logged at most once per [`BUSY_LOG_INTERVAL`].
+    busy_log: Mutex<(Option<Instant>, u64)>,
 }
 
+/// The least time between two "all workers busy" lines.
+const BUSY_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
 impl WorkerPool {
-    pub(crate) fn new(name: &str, max_workers: usize) -> WorkerPool {
+    /// A pool of at most `max_workers` threads named after `name`, and
+    /// `shares` of them per caller and per peer when it serves many
+    /// clients (DESIGN.md §26).
+    pub(crate) fn new(name: &str, max_workers: usize, shares: Option<WorkerShares>) -> WorkerPool {
         // Unbounded: the number of queued jobs is bounded by the in-flight
         // limit of the sessions that submit them.
         let (sender, receiver) = crossbeam_channel::unbounded();
         WorkerPool {
-            sender: RwLock::new(Some(sender)),
-            receiver,
-            idle: Arc::new(AtomicIsize::new(0)),
-            handles: Mutex::new(Vec::new()),
-            exits: Arc::new((Mutex::new(0), Condvar::new())),
-            max_workers: max_workers.max(1),
-            name: name.to_string(),
+            core: Arc::new(PoolCore {
+                sender: RwLock::new(Some(sender)),
+                receiver,
+                idle: Arc::new(AtomicIsize::new(0)),
+                handles: Mutex::new(Vec::new()),
+                exits: Arc::new((Mutex::new(0), Condvar::new())),
+                max_workers: max_workers.max(1),
+                name: name.to_string(),
+                shares: shares.map(|shares| Mutex::new(ShareBook::new(shares))),
+                busy_log: Mutex::new((None, 0)),
+            }),
         }
     }
 
@@ -51,19 +74,98 @@ impl WorkerPool {
     /// transport makes: a quick tool's call
     /// ([`ServerBuilder::quick_tool`](crate::ServerBuilder::quick_tool))
     /// runs here, on the thread that read it; any other job goes to a
-    /// worker. Returns `false` when the pool refused it (it is shutting
-    /// down): the job was dropped, and the transport answers for it.
+    /// worker, when its caller's and its peer's shares have room, else it
+    /// waits for them (DESIGN.md §26). Returns `false` when the pool
+    /// refused it (it is shutting down): the job was dropped, and the
+    /// transport answers for it.
     pub(crate) fn schedule(&self, job: Job) -> bool {
         if job.is_quick() {
             job.run();
             return true;
         }
-        self.execute(move || job.run())
+        PoolCore::start(&self.core, job)
     }
 
     /// Runs `job` on a worker. Returns `false` (and drops the job) only if
     /// the pool was joined already or no thread could be started at all.
+    #[cfg(test)]
     pub(crate) fn execute(&self, job: impl FnOnce() + Send + 'static) -> bool {
+        self.core.execute(job)
+    }
+
+    /// `true` on one of this pool's worker threads (inside a handler).
+    pub(crate) fn is_current_worker(&self) -> bool {
+        let me = thread::current().id();
+        self.core
+            .handles
+            .lock()
+            .iter()
+            .any(|h| h.thread().id() == me)
+    }
+
+    /// Stops taking jobs, lets queued jobs finish, and joins every worker
+    /// but the calling thread (a handler may stop its own server).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ThreadPanicked`] naming a worker that panicked outside
+    /// a handler (handler panics are caught and answered with `-32603`).
+    pub(crate) fn join(&self) -> Result<(), Error> {
+        self.core.join_within(None)
+    }
+
+    /// [`join`](Self::join), waiting at most `limit` for the workers to
+    /// end: a worker still running a handler that ignores cancellation is
+    /// then left behind (its thread detached, logged) so that shutdown
+    /// returns.
+    pub(crate) fn join_within(&self, limit: Option<Duration>) -> Result<(), Error> {
+        self.core.join_within(limit)
+    }
+}
+
+impl PoolCore {
+    /// Starts `job` on a worker if its shares have room, else keeps it
+    /// until a job of the same caller or peer ends.
+    fn start(core: &Arc<PoolCore>, job: Job) -> bool {
+        let book = match &core.shares {
+            Some(book) => book,
+            None => return core.execute(move || job.run()),
+        };
+        if core.sender.read().is_none() {
+            return false;
+        }
+        let key = ShareKey::of(&job);
+        let mut shares = book.lock();
+        match shares.admit(key.clone(), job) {
+            Some(job) => {
+                drop(shares);
+                PoolCore::run_counted(core, key, job)
+            }
+            None => {
+                log::debug!(
+                    "{}: a caller's share of the workers is full; {} request(s) wait",
+                    core.name,
+                    shares.waiting()
+                );
+                true
+            }
+        }
+    }
+
+    /// Runs `job` on a worker and, when it ends, gives its share back and
+    /// starts the waiting jobs that fit now.
+    fn run_counted(core: &Arc<PoolCore>, key: ShareKey, job: Job) -> bool {
+        let release = ShareRelease {
+            pool: Arc::clone(core),
+            key,
+        };
+        core.execute(move || {
+            let _release = release;
+            job.run();
+        })
+    }
+
+    fn execute(&self, job: impl FnOnce() + Send + 'static) -> bool {
         let sender = self.sender.read();
         let sender = match &*sender {
             Some(sender) => sender,
@@ -79,11 +181,8 @@ impl WorkerPool {
     fn spawn_worker(&self) -> bool {
         let mut handles = self.handles.lock();
         if handles.len() >= self.max_workers {
-            log::warn!(
-                "{}: all {} workers busy; request queued",
-                self.name,
-                self.max_workers
-            );
+            drop(handles);
+            self.log_busy();
             return false;
         }
         let receiver = self.receiver.clone();
@@ -110,29 +209,32 @@ impl WorkerPool {
         }
     }
 
-    /// `true` on one of this pool's worker threads (inside a handler).
-    pub(crate) fn is_current_worker(&self) -> bool {
-        let me = thread::current().id();
-        self.handles.lock().iter().any(|h| h.thread().id() == me)
+    /// Logs that every worker is busy, at most once per interval, with the
+    /// number of jobs that queued since the last line (a flood cannot fill
+    /// the log).
+    fn log_busy(&self) {
+        let mut log = self.busy_log.lock();
+        log.1 += 1;
+        let due = log.0.map_or(true, |at| at.elapsed() >= BUSY_LOG_INTERVAL);
+        if due {
+            log::warn!(
+                "{}: all {} workers busy; {} request(s) queued",
+                self.name,
+                self.max_workers,
+                log.1
+            );
+            *log = (Some(Instant::now()), 0);
+        }
     }
 
-    /// Stops taking jobs, lets queued jobs finish, and joins every worker
-    /// but the calling thread (a handler may stop its own server).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::ThreadPanicked`] naming a worker that panicked outside
-    /// a handler (handler panics are caught and answered with `-32603`).
-    pub(crate) fn join(&self) -> Result<(), Error> {
-        self.join_within(None)
-    }
-
-    /// [`join`](Self::join), waiting at most `limit` for the workers to
-    /// end: a worker still running a handler that ignores cancellation is
-    /// then left behind (its thread detached, logged) so that shutdown
-    /// returns.
-    pub(crate) fn join_within(&self, limit: Option<Duration>) -> Result<(), Error> {
+    /// Stops taking jobs (dropping those waiting for a share), lets
+    /// queued jobs finish, and joins every worker but the calling thread.
+    fn join_within(&self, limit: Option<Duration>) -> Result<(), Error> {
         self.sender.write().take();
+        if let Some(book) = &self.shares {
+            let never_started = book.lock().drain();
+            drop(never_started);
+        }
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *self.handles.lock());
         let me = thread::current().id();
         let handles: Vec<JoinHandle<()>> = handles
@@ -200,6 +302,30 @@ impl Drop for ExitSignal {
     }
 }
 
+/// Gives a job's share back when it ends (a panic in a handler is caught
+/// inside the run; this runs on unwinding too), and starts what now fits.
+struct ShareRelease {
+    pool: Arc<PoolCore>,
+    key: ShareKey,
+}
+
+impl Drop for ShareRelease {
+    fn drop(&mut self) {
+        let book = match &self.pool.shares {
+            Some(book) => book,
+            None => return,
+        };
+        let started = book.lock().release(&self.key);
+        if self.pool.sender.read().is_none() {
+            return; // shutting down: they are dropped, never started
+        }
+        for job in started {
+            let key = ShareKey::of(&job);
+            PoolCore::run_counted(&self.pool, key, job);
+        }
+    }
+}
+
 impl Drop for WorkerPool {
     fn drop(&mut self) {
         let _ = self.join();
@@ -214,7 +340,7 @@ mod tests {
     // A job never waits behind a busy worker (issue: slow tool never delays others).
     #[test]
     fn a_blocked_job_does_not_delay_the_next() {
-        let pool = WorkerPool::new("test-pool", 8);
+        let pool = WorkerPool::new("test-pool", 8, None);
         let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
         let (done_tx, done_rx) = crossbeam_channel::unbounded();
         pool.execute(move || {
@@ -239,7 +365,7 @@ mod tests {
     // knows it runs on one of the pool's workers (so that join skips it).
     #[test]
     fn join_reports_panics_and_skips_the_caller() {
-        let pool = Arc::new(WorkerPool::new("test-panic", 4));
+        let pool = Arc::new(WorkerPool::new("test-panic", 4, None));
         pool.execute(|| panic!("a bug outside any handler"));
         let inner = Arc::clone(&pool);
         let (done_tx, done_rx) = crossbeam_channel::unbounded();

@@ -116,7 +116,7 @@ impl Connection {
             session: Session::connection(&server.inner, Arc::clone(&sink)),
             sink,
             output,
-            pool: WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers),
+            pool: WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers, None),
             stopped: Arc::new(AtomicBool::new(false)),
         })
     }

@@ -29,6 +29,7 @@ mod handlers;
 mod limits;
 mod raw;
 mod resume;
+mod worker_shares;
 
 // ---------------------------------------------------------------------------
 // Helpers

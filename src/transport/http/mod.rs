@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::pool::WorkerPool;
+use super::shares::WorkerShares;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::RequestId;
 use crate::server::session::{Closing, Session};
@@ -92,7 +93,11 @@ impl Shared {
     fn new(server: &Server, config: HttpConfig, local_addr: SocketAddr) -> Shared {
         let inner = Arc::clone(&server.inner);
         Shared {
-            pool: WorkerPool::new("tiny-mcp-http-worker", inner.config.max_workers),
+            pool: WorkerPool::new(
+                "tiny-mcp-http-worker",
+                inner.config.max_workers,
+                Some(WorkerShares::of(&inner.config)),
+            ),
             server: inner,
             config,
             local_addr,

@@ -38,6 +38,7 @@ impl PeerSource {
     }
 
     /// `true` unless per-peer shares are off.
+    #[allow(dead_code)] // until the task and session shares use it
     pub(crate) fn is_on(&self) -> bool {
         !matches!(self, PeerSource::Off)
     }
