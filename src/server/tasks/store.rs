@@ -29,7 +29,9 @@ pub struct TaskRecord {
     /// Who may see it (TASK-10): the principal under a token verifier
     /// (its issuer, subject and client id together), else the 2025-11-25
     /// session or the connection, else empty (anyone who holds the
-    /// unguessable id). An opaque key: compare it, do not parse it.
+    /// unguessable id). An opaque key: compare it, do not parse it; it
+    /// separates its parts with NUL characters, so a store that keeps it
+    /// in a text column that refuses NUL must encode it.
     pub owner: String,
     /// Whom it is counted against in the per-owner bound: its `owner`,
     /// except for a task with an empty `owner`, which is counted against
@@ -109,7 +111,8 @@ pub trait TaskStore: Send + Sync {
     ///
     /// # Errors
     ///
-    /// When the store is full (in total, or for the task's owner).
+    /// When the store is full (in total, for the task's share, or for the
+    /// anonymous owner's allowance).
     fn insert(&self, record: TaskRecord) -> Result<(), Error>;
 
     /// The task, unless it is unknown or expired.
