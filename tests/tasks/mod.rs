@@ -21,6 +21,8 @@ use crate::support::http::{open_session, rpc, Conn, Req};
 use crate::support::wait_release_or_cancel;
 use crate::support::{connect, expect_error, recv, ChildServer, WAIT};
 
+mod fair;
+
 const EXT: &str = "io.modelcontextprotocol/tasks";
 const RELATED: &str = "io.modelcontextprotocol/related-task";
 

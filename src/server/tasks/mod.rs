@@ -17,21 +17,21 @@
 
 mod exchange;
 mod methods;
+mod share;
 mod store;
 mod wire;
 
 pub(crate) use exchange::{ask_inputs, send_request};
 pub(crate) use methods::{cancel_2025, cancel_2026, get_2025, get_2026, list, result, update};
+use share::owner_of;
 pub use store::{MemoryTaskStore, TaskRecord, TaskStore};
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 
-use super::caller::Caller;
 use super::context::RequestContext;
 use super::reply::Reply;
 use super::sink::{NullSink, Sink};
@@ -62,12 +62,21 @@ pub struct TaskLimits {
     /// Tasks kept at once, running or finished (default 10,000). A
     /// `tools/call` that would make one more gets `-32603`.
     pub max_tasks: usize,
-    /// Tasks kept at once for one principal or session (default 100).
+    /// Tasks kept at once for one caller (default 100): a principal
+    /// (issuer, subject and client id), else a 2025-11-25 session or a
+    /// connection, else a peer address (2026-07-28 HTTP without a
+    /// principal, which has no session: one host's stateless calls
+    /// together, DESIGN.md §26). The `tools/call` that would make one more
+    /// gets `-32603` naming the limit; other callers are not affected.
     pub max_tasks_per_owner: usize,
     /// Tasks kept at once for every client without a principal or session
     /// together (2026-07-28 HTTP, which has no session; default 1,000), so
-    /// that they
-    /// cannot fill the store for the others.
+    /// that they cannot fill the store for the others. Within it each
+    /// peer address holds at most
+    /// [`max_tasks_per_owner`](Self::max_tasks_per_owner); when per-peer
+    /// shares are off
+    /// ([`per_peer_shares(false)`](crate::HttpServerBuilder::per_peer_shares))
+    /// this total is their only bound.
     pub max_anonymous_tasks: usize,
     /// Bytes of results, errors and input requests kept at once (default
     /// 64 MiB); past it the oldest finished tasks are forgotten.
@@ -76,11 +85,30 @@ pub struct TaskLimits {
     /// a worker thread (of [`max_workers`](crate::ServerBuilder::max_workers),
     /// 256 by default), so keep this below that.
     pub max_running: usize,
+    /// Tasks of one caller whose handlers run at once (default 8, at
+    /// least 1): a principal, a session or connection, or a peer address
+    /// (as [`max_tasks_per_owner`](Self::max_tasks_per_owner) counts), so
+    /// that one caller's tasks waiting for input cannot hold every one of
+    /// [`max_running`](Self::max_running) for the
+    /// [`input_timeout`](Self::input_timeout). The `tools/call` that would
+    /// start one more gets `-32603` naming `max_running_per_owner`;
+    /// clients the server cannot tell apart (no principal, no session,
+    /// per-peer shares off) are bounded by `max_running` alone, and so is
+    /// the one client of a stdio or in-memory connection.
+    pub max_running_per_owner: usize,
     /// Time to live when the client asks for none (default 10 minutes).
     pub default_ttl: Duration,
     /// The longest time to live a 2025-11-25 client may ask for (default
     /// 1 hour); longer requests are shortened to it.
     pub max_ttl: Duration,
+    /// The longest time to live of the tasks of a caller without a
+    /// principal (no token verifier, or none on this request; default
+    /// 10 minutes, at most [`max_ttl`](Self::max_ttl)): its longer
+    /// requests, and a longer [`default_ttl`](Self::default_ttl), are
+    /// shortened to it, so that unauthenticated callers' finished tasks
+    /// leave the store sooner. The client sees the shortened `ttl` in the
+    /// `CreateTaskResult`; after it, `tasks/get` gets `-32602`.
+    pub max_ttl_anonymous: Duration,
     /// The poll interval suggested to clients (default 500 ms).
     pub poll_interval: Duration,
     /// The largest result kept, serialized (default 4 MiB); a larger one
@@ -99,8 +127,10 @@ impl Default for TaskLimits {
             max_anonymous_tasks: 1_000,
             max_stored_bytes: 64 << 20,
             max_running: 64,
+            max_running_per_owner: 8,
             default_ttl: Duration::from_secs(600),
             max_ttl: Duration::from_secs(3600),
+            max_ttl_anonymous: Duration::from_secs(600),
             poll_interval: Duration::from_millis(500),
             max_result_bytes: 4 << 20,
             input_timeout: Duration::from_secs(600),
@@ -114,7 +144,7 @@ pub(crate) struct Tasks {
     pub(crate) limits: TaskLimits,
     /// What every task id starts with (`ServerBuilder::task_id_prefix`).
     id_prefix: String,
-    runs: Mutex<HashMap<String, Arc<TaskRun>>>,
+    runs: Mutex<share::Runs>,
 }
 
 impl Tasks {
@@ -134,7 +164,7 @@ impl Tasks {
             store,
             limits,
             id_prefix,
-            runs: Mutex::new(HashMap::new()),
+            runs: Mutex::new(share::Runs::default()),
         }
     }
 
@@ -149,7 +179,7 @@ impl Tasks {
         let runs: Vec<Arc<TaskRun>> = self
             .runs
             .lock()
-            .values()
+            .all()
             .filter(|run| key.is_none() || run.session_key == key)
             .cloned()
             .collect();
@@ -177,6 +207,9 @@ impl Tasks {
 pub(crate) struct TaskRun {
     pub(crate) id: String,
     pub(crate) era: Era,
+    /// Whom its running slot is counted against (`share::share_of`; `""`
+    /// on a connection, whose one client no share applies to).
+    share: String,
     /// The request's flag, set by `tasks/cancel`.
     pub(crate) flag: CancellationFlag,
     /// Where its messages go: the session's unrelated stream (2025-11-25)
@@ -318,18 +351,6 @@ pub(crate) fn missing_extension() -> ErrorObject {
     }))
 }
 
-/// Who may see the tasks a request makes or names: its principal, else
-/// its 2025-11-25 session or connection, else anyone with the id.
-pub(crate) fn owner_of(session: &Session, caller: &Caller, era: Era) -> String {
-    match &caller.principal {
-        Some(principal) => format!("principal:{}", principal.subject),
-        None if era == Era::V2025_11_25 || session.is_connection() => {
-            format!("session:{}", session.key())
-        }
-        None => String::new(),
-    }
-}
-
 /// Turns the request into a task, if it may be one: keeps the task, sends
 /// the `CreateTaskResult` as the response, and from then on the handler's
 /// result goes to the store. `Ok(false)`: it may not (the handler goes on
@@ -344,36 +365,42 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     let session = &ctx.session;
     let tasks = &session.server.tasks;
     let era = ctx.era();
+    let limits = &tasks.limits;
+    let longest = match ctx.caller.principal {
+        Some(_) => limits.max_ttl,
+        None => limits.max_ttl_anonymous.min(limits.max_ttl),
+    };
     let ttl = ttl
         .map(Duration::from_millis)
-        .unwrap_or(tasks.limits.default_ttl)
-        .min(tasks.limits.max_ttl)
+        .unwrap_or(limits.default_ttl)
+        .min(longest)
         .max(Duration::from_millis(1));
     let id = format!("{}{}", tasks.id_prefix, uuid::Uuid::new_v4());
-    let mut record = TaskRecord::new(id.clone(), owner_of(session, &ctx.caller, era), era, ttl);
-    record.poll_interval = tasks.limits.poll_interval;
+    let owner = share::owner_of(session, &ctx.caller, era);
+    let mut record = TaskRecord::new(id.clone(), owner, era, ttl);
+    record.share = share::share_of(session, &ctx.caller, era);
+    record.poll_interval = limits.poll_interval;
     let created = wire::create_result(&record, &session.server);
-    let run = Arc::new(new_run(ctx, id.clone()));
-    {
-        // Counted and taken under one lock: concurrent starts cannot pass
-        // the limit together.
-        let mut runs = tasks.runs.lock();
-        if runs.len() >= tasks.limits.max_running {
-            return Err(Error::msg(format!(
-                "{} tasks are running, the limit; retry later",
-                tasks.limits.max_running
-            )));
-        }
-        runs.insert(id.clone(), Arc::clone(&run));
-    }
+    // A stdio or in-memory connection is its server's one client: no
+    // per-caller share of the running slots applies (DESIGN.md §26).
+    let running_share = if session.is_connection() {
+        String::new()
+    } else {
+        record.share.clone()
+    };
+    let run = Arc::new(new_run(ctx, id.clone(), running_share));
+    // Counted and taken under one lock: concurrent starts cannot pass the
+    // limits together.
+    let (max, per_owner) = (limits.max_running, limits.max_running_per_owner);
+    tasks.runs.lock().claim(Arc::clone(&run), max, per_owner)?;
     if let Err(e) = tasks.store.insert(record) {
-        tasks.runs.lock().remove(&id);
+        tasks.runs.lock().release(&id);
         return Err(e);
     }
     if session.in_flight.finish(&ctx.request_id).is_none() {
         // Cancelled just now: the cancel won, and the task with it.
         tasks.cancel(&run, "cancelled before the task started");
-        tasks.runs.lock().remove(&id);
+        tasks.runs.lock().release(&id);
         return Err(Error::cancelled(ctx.flag.reason()));
     }
     ctx.sink.send(Message::Response(Response {
@@ -385,7 +412,7 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     Ok(true)
 }
 
-fn new_run(ctx: &RequestContext, id: String) -> TaskRun {
+fn new_run(ctx: &RequestContext, id: String, share: String) -> TaskRun {
     let session = &ctx.session;
     let v2025 = ctx.era() == Era::V2025_11_25;
     let tied = v2025 || session.is_connection();
@@ -397,6 +424,7 @@ fn new_run(ctx: &RequestContext, id: String) -> TaskRun {
     TaskRun {
         id,
         era: ctx.era(),
+        share,
         flag: ctx.flag.clone(),
         sink,
         session_key: if tied { Some(session.key()) } else { None },
@@ -447,7 +475,7 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
     });
     run.exchange.lock().ended = true;
     run.wake();
-    tasks.runs.lock().remove(&run.id);
+    tasks.runs.lock().release(&run.id);
     // `outcome` was taken only if the task moved: a task cancelled (by the
     // client, or because its session ended) is not announced again.
     match record {

@@ -26,10 +26,18 @@ use crate::protocol::{Era, TaskStatus};
 pub struct TaskRecord {
     /// The id the server minted: a random UUID (TASK-3).
     pub task_id: String,
-    /// Who may see it: `principal:<subject>` under a token verifier, else
-    /// `session:<n>` for a 2025-11-25 session or a connection, else empty
-    /// (anyone who holds the unguessable id).
+    /// Who may see it (TASK-10): the principal under a token verifier
+    /// (its issuer, subject and client id together), else the 2025-11-25
+    /// session or the connection, else empty (anyone who holds the
+    /// unguessable id). An opaque key: compare it, do not parse it; it
+    /// separates its parts with NUL characters, so a store that keeps it
+    /// in a text column that refuses NUL must encode it.
     pub owner: String,
+    /// Whom it is counted against in the per-owner bound: its `owner`,
+    /// except for a task with an empty `owner`, which is counted against
+    /// its caller's peer address (DESIGN.md §26); empty when nothing tells
+    /// that caller apart. [`TaskRecord::new`] sets it to `owner`.
+    pub share: String,
     /// The era of the request that made it, which decides its wire shape.
     pub era: Era,
     /// Where it is.
@@ -59,6 +67,7 @@ impl TaskRecord {
         let now = SystemTime::now();
         TaskRecord {
             task_id,
+            share: owner.clone(),
             owner,
             era,
             status: TaskStatus::Working,
@@ -102,7 +111,8 @@ pub trait TaskStore: Send + Sync {
     ///
     /// # Errors
     ///
-    /// When the store is full (in total, or for the task's owner).
+    /// When the store is full (in total, for the task's share, or for the
+    /// anonymous owner's allowance).
     fn insert(&self, record: TaskRecord) -> Result<(), Error>;
 
     /// The task, unless it is unknown or expired.
@@ -127,7 +137,7 @@ pub trait TaskStore: Send + Sync {
 }
 
 /// The default [`TaskStore`]: tasks in this process's memory, bounded in
-/// number (in total, per owner, and for the anonymous owner together) and
+/// number (in total, per share, and for the anonymous owner together) and
 /// in bytes, forgotten when their TTL passes.
 ///
 /// A task still running when its TTL passes is kept (and can still be
@@ -154,7 +164,10 @@ struct Memory {
     /// one BTreeMap's code in a binary.
     order: BTreeMap<(Instant, u64), String>,
     epoch: Instant,
-    per_owner: HashMap<String, usize>,
+    /// Tasks kept per [`TaskRecord::share`] (not `""`).
+    per_share: HashMap<String, usize>,
+    /// Tasks kept whose owner is `""`.
+    anonymous: usize,
     next: u64,
     /// The bytes of every kept task's result, error and input requests.
     bytes: usize,
@@ -188,11 +201,13 @@ fn weight(record: &TaskRecord) -> usize {
 }
 
 impl MemoryTaskStore {
-    /// A store of at most `max_tasks` tasks, and `max_per_owner` per owner.
-    /// The anonymous owner (`""`: 2026-07-28 clients without a
-    /// principal) shares one allowance, a tenth of `max_tasks` unless set
-    /// with [`with_max_anonymous`](Self::with_max_anonymous), so that it
-    /// cannot fill the store for everyone else; results, errors and input
+    /// A store of at most `max_tasks` tasks, and `max_per_owner` per share
+    /// ([`TaskRecord::share`]: the owner, or for a task of the anonymous
+    /// owner its peer address). The anonymous owner (`""`: 2026-07-28
+    /// clients without a principal) has one allowance in total besides, a
+    /// tenth of `max_tasks` unless set with
+    /// [`with_max_anonymous`](Self::with_max_anonymous), so that it cannot
+    /// fill the store for everyone else; results, errors and input
     /// requests together are bounded to 64 MiB unless set with
     /// [`with_max_bytes`](Self::with_max_bytes).
     pub fn new(max_tasks: usize, max_per_owner: usize) -> MemoryTaskStore {
@@ -206,7 +221,8 @@ impl MemoryTaskStore {
                 expiry: BTreeMap::new(),
                 order: BTreeMap::new(),
                 epoch: Instant::now(),
-                per_owner: HashMap::new(),
+                per_share: HashMap::new(),
+                anonymous: 0,
                 next: 0,
                 bytes: 0,
             }),
@@ -278,16 +294,45 @@ impl Memory {
         }
     }
 
+    /// `Err` when `record` would pass its share's bound or the anonymous
+    /// owner's.
+    fn check_shares(
+        &self,
+        record: &TaskRecord,
+        max_per_share: usize,
+        max_anonymous: usize,
+    ) -> Result<(), Error> {
+        let owned = self.per_share.get(&record.share).copied().unwrap_or(0);
+        if !record.share.is_empty() && owned >= max_per_share {
+            return Err(Error::msg(format!(
+                "{} tasks are kept for this client, its limit \
+                 (max_tasks_per_owner); wait for one to expire",
+                max_per_share
+            )));
+        }
+        if record.owner.is_empty() && self.anonymous >= max_anonymous {
+            return Err(Error::msg(format!(
+                "{} tasks are kept for clients without a session, their \
+                 limit (max_anonymous_tasks); wait for one to expire",
+                max_anonymous
+            )));
+        }
+        Ok(())
+    }
+
     fn forget(&mut self, id: &str) {
         if let Some(kept) = self.tasks.remove(id) {
             self.bytes -= kept.bytes;
             self.expiry.remove(&(kept.expires, kept.seq));
             self.order.remove(&(self.epoch, kept.seq));
-            let owner = kept.record.owner;
-            if let Some(count) = self.per_owner.get_mut(&owner) {
+            if kept.record.owner.is_empty() {
+                self.anonymous -= 1;
+            }
+            let share = kept.record.share;
+            if let Some(count) = self.per_share.get_mut(&share) {
                 *count -= 1;
                 if *count == 0 {
-                    self.per_owner.remove(&owner);
+                    self.per_share.remove(&share);
                 }
             }
         }
@@ -318,23 +363,17 @@ impl TaskStore for MemoryTaskStore {
                 self.max_tasks
             )));
         }
-        let owned = memory.per_owner.get(&record.owner).copied().unwrap_or(0);
-        let allowed = if record.owner.is_empty() {
-            self.max_anonymous
-        } else {
-            self.max_per_owner
-        };
-        if owned >= allowed {
-            return Err(Error::msg(format!(
-                "{} tasks are kept for this client, its limit; wait for one to expire",
-                allowed
-            )));
-        }
+        memory.check_shares(&record, self.max_per_owner, self.max_anonymous)?;
         let seq = memory.next;
         memory.next += 1;
         let expires = now + record.ttl;
         let id = record.task_id.clone();
-        *memory.per_owner.entry(record.owner.clone()).or_insert(0) += 1;
+        if !record.share.is_empty() {
+            *memory.per_share.entry(record.share.clone()).or_insert(0) += 1;
+        }
+        if record.owner.is_empty() {
+            memory.anonymous += 1;
+        }
         memory.expiry.insert((expires, seq), id.clone());
         let epoch = memory.epoch;
         memory.order.insert((epoch, seq), id.clone());
@@ -437,6 +476,32 @@ mod tests {
         store.insert(record("a", "", 60_000)).unwrap();
         assert!(store.insert(record("b", "", 60_000)).is_err());
         store.insert(record("c", "principal:p", 60_000)).unwrap();
+    }
+
+    // Issue 27 item 3(b): a task of the anonymous owner is counted against
+    // its share (its peer) and the anonymous total; one with no share
+    // (nothing tells its caller apart) against the total alone.
+    #[test]
+    fn anonymous_tasks_counted_per_share_and_in_total() {
+        let peer = |id: &str, share: &str| {
+            let mut task = record(id, "", 60_000);
+            task.share = share.into();
+            task
+        };
+        let store = MemoryTaskStore::new(10, 2).with_max_anonymous(3);
+        store.insert(peer("a", "peer\u{0}192.0.2.1")).unwrap();
+        store.insert(peer("b", "peer\u{0}192.0.2.1")).unwrap();
+        assert!(store.insert(peer("c", "peer\u{0}192.0.2.1")).is_err());
+        store.insert(peer("d", "peer\u{0}192.0.2.2")).unwrap();
+        assert!(store.insert(peer("e", "")).is_err(), "the total is 3");
+        store.update("a", &mut |r| {
+            r.move_to(TaskStatus::Completed, None);
+        });
+        store.insert(peer("f", "")).unwrap_err();
+        let store = MemoryTaskStore::new(10, 1).with_max_anonymous(2);
+        store.insert(peer("a", "")).unwrap();
+        store.insert(peer("b", "")).unwrap();
+        store.insert(record("c", "session\u{0}1", 60_000)).unwrap();
     }
 
     // Past the byte bound the oldest finished tasks go; running ones stay.
