@@ -127,6 +127,111 @@ fn stateless_peers_each_have_their_own_share() {
     http.shutdown();
 }
 
+/// A 2025-11-25 session opened from peer `peer` (no principal).
+fn session_from(conn: &mut Conn, peer: &str) -> String {
+    let init = Req::post(initialize_body(json!(0), LATEST, json!({})));
+    let response = conn.request(&init.header("x-test-peer", peer), "initialize");
+    response.expect_status(200, "initialize");
+    let id = response.header("mcp-session-id").expect("a session");
+    let id = id.to_string();
+    let done = Req::post(notification("notifications/initialized", json!({})));
+    let done = done.header("x-test-peer", peer).session(&id);
+    conn.request(&done, "initialized")
+        .expect_status(202, "initialized");
+    id
+}
+
+/// A 2025-11-25 `gated` task of session `id` from `peer`; its answer.
+fn gated_from(conn: &mut Conn, peer: &str, id: &str, n: u64) -> Value {
+    let call = json!({"name": "gated", "arguments": {}, "task": {"ttl": 60_000}});
+    let req = Req::post(rpc(json!(n), "tools/call", call));
+    conn.request(&req.header("x-test-peer", peer).session(id), "tools/call")
+        .rpc()
+}
+
+/// Issue 27 item 3(a), the per-peer level (DESIGN.md §26): the sessions
+/// of one address, without a principal, hold at most
+/// `max_running_per_peer` running tasks together, however many sessions
+/// they open; another address keeps its own. Before the peer level each
+/// session had its own share, and one host's sessions could take every
+/// running slot.
+#[test]
+fn the_sessions_of_one_address_share_its_running_slots() {
+    let limits = TaskLimits {
+        max_running_per_owner: 2,
+        max_running_per_peer: 3,
+        ..TaskLimits::default()
+    };
+    let (http, controls, mut conn) = serve_peers(limits);
+    let first = session_from(&mut conn, "192.0.2.1");
+    let second = session_from(&mut conn, "192.0.2.1");
+    let mut running = 0;
+    for (n, id) in [&first, &first, &second].iter().enumerate() {
+        let answer = gated_from(&mut conn, "192.0.2.1", id, n as u64);
+        assert!(answer["result"]["task"]["taskId"].is_string(), "{}", answer);
+        recv(&controls.reached, "the task's handler");
+        running += 1;
+    }
+    let refused = gated_from(&mut conn, "192.0.2.1", &second, 9);
+    assert_eq!(refused["error"]["code"], -32603, "{}", refused);
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("max_running_per_peer"), "{}", refused);
+    let other = session_from(&mut conn, "192.0.2.2");
+    let answer = gated_from(&mut conn, "192.0.2.2", &other, 10);
+    assert!(answer["result"]["task"]["taskId"].is_string(), "{}", answer);
+    recv(&controls.reached, "another address's task");
+    running += 1;
+    for _ in 0..running {
+        controls.release.send(()).ok();
+    }
+    http.shutdown();
+}
+
+/// Issue 27 item 3(b), the per-peer level: the sessions of one address,
+/// without a principal, keep at most `max_tasks_per_peer` tasks together
+/// (each session's own `max_tasks_per_owner` has room); another address
+/// still keeps its own. Before, 1,000 sessions of one host could keep
+/// 100 tasks each and fill the store.
+#[test]
+fn the_sessions_of_one_address_share_its_kept_tasks() {
+    let limits = TaskLimits {
+        max_tasks_per_owner: 2,
+        max_tasks_per_peer: 5,
+        ..TaskLimits::default()
+    };
+    let (http, _controls, mut conn) = serve_peers(limits);
+    let keep = |conn: &mut Conn, peer: &str, session: &str, n: u64| {
+        let call = json!({"name": "required", "arguments": {}, "task": {"ttl": 60_000}});
+        let req = Req::post(rpc(json!(n), "tools/call", call));
+        conn.request(
+            &req.header("x-test-peer", peer).session(session),
+            "tools/call",
+        )
+        .rpc()
+    };
+    let mut kept = 0;
+    let mut refusal = Value::Null;
+    'sessions: for s in 0..4 {
+        let session = session_from(&mut conn, "192.0.2.1");
+        for n in 0..2 {
+            let answer = keep(&mut conn, "192.0.2.1", &session, s * 10 + n);
+            if answer["result"]["task"]["taskId"].is_string() {
+                kept += 1;
+            } else {
+                refusal = answer;
+                break 'sessions;
+            }
+        }
+    }
+    assert_eq!(kept, 5, "the address keeps max_tasks_per_peer: {}", refusal);
+    let message = refusal["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("max_tasks_per_peer"), "{}", refusal);
+    let other = session_from(&mut conn, "192.0.2.2");
+    let answer = keep(&mut conn, "192.0.2.2", &other, 50);
+    assert!(answer["result"]["task"]["taskId"].is_string(), "{}", answer);
+    http.shutdown();
+}
+
 /// Issue 27 item 3(c): a caller without a principal gets at most
 /// `max_ttl_anonymous` (default 10 minutes) however long a TTL it asks
 /// for (basic/utilities/tasks: the server may shorten the requested

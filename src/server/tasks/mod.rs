@@ -78,6 +78,14 @@ pub struct TaskLimits {
     /// ([`per_peer_shares(false)`](crate::HttpServerBuilder::per_peer_shares))
     /// this total is their only bound.
     pub max_anonymous_tasks: usize,
+    /// Tasks kept at once for the callers without a principal of one peer
+    /// address together, however many sessions it opens (default 1,000,
+    /// DESIGN.md §26). The `tools/call` that would make one more gets
+    /// `-32603` naming `max_tasks_per_peer`. Not counted when per-peer
+    /// shares are off
+    /// ([`per_peer_shares(false)`](crate::HttpServerBuilder::per_peer_shares))
+    /// nor for a principal's tasks, which its own share bounds.
+    pub max_tasks_per_peer: usize,
     /// Bytes of results, errors and input requests kept at once (default
     /// 64 MiB); past it the oldest finished tasks are forgotten.
     pub max_stored_bytes: usize,
@@ -96,6 +104,13 @@ pub struct TaskLimits {
     /// per-peer shares off) are bounded by `max_running` alone, and so is
     /// the one client of a stdio or in-memory connection.
     pub max_running_per_owner: usize,
+    /// Tasks of the callers without a principal of one peer address whose
+    /// handlers run at once, together (default 16, at least 1), so that one
+    /// host opening many sessions cannot hold every running slot. The
+    /// `tools/call` that would start one more gets `-32603` naming
+    /// `max_running_per_peer`. Counted as
+    /// [`max_tasks_per_peer`](Self::max_tasks_per_peer) is.
+    pub max_running_per_peer: usize,
     /// Time to live when the client asks for none (default 10 minutes).
     pub default_ttl: Duration,
     /// The longest time to live a 2025-11-25 client may ask for (default
@@ -125,9 +140,11 @@ impl Default for TaskLimits {
             max_tasks: 10_000,
             max_tasks_per_owner: 100,
             max_anonymous_tasks: 1_000,
+            max_tasks_per_peer: 1_000,
             max_stored_bytes: 64 << 20,
             max_running: 64,
             max_running_per_owner: 8,
+            max_running_per_peer: 16,
             default_ttl: Duration::from_secs(600),
             max_ttl: Duration::from_secs(3600),
             max_ttl_anonymous: Duration::from_secs(600),
@@ -157,6 +174,7 @@ impl Tasks {
             Box::new(
                 MemoryTaskStore::new(limits.max_tasks, limits.max_tasks_per_owner)
                     .with_max_anonymous(limits.max_anonymous_tasks)
+                    .with_max_per_peer(limits.max_tasks_per_peer)
                     .with_max_bytes(limits.max_stored_bytes),
             )
         });
@@ -210,6 +228,8 @@ pub(crate) struct TaskRun {
     /// Whom its running slot is counted against (`share::share_of`; `""`
     /// on a connection, whose one client no share applies to).
     share: String,
+    /// The peer address it counts against besides (`share::peer_of`).
+    peer: String,
     /// The request's flag, set by `tasks/cancel`.
     pub(crate) flag: CancellationFlag,
     /// Where its messages go: the session's unrelated stream (2025-11-25)
@@ -379,6 +399,7 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     let owner = share::owner_of(session, &ctx.caller, era);
     let mut record = TaskRecord::new(id.clone(), owner, era, ttl);
     record.share = share::share_of(session, &ctx.caller, era);
+    record.peer = share::peer_of(&ctx.caller);
     record.poll_interval = limits.poll_interval;
     let created = wire::create_result(&record, &session.server);
     // A stdio or in-memory connection is its server's one client: no
@@ -388,11 +409,12 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     } else {
         record.share.clone()
     };
-    let run = Arc::new(new_run(ctx, id.clone(), running_share));
+    let mut run = new_run(ctx, id.clone(), running_share);
+    run.peer = record.peer.clone();
+    let run = Arc::new(run);
     // Counted and taken under one lock: concurrent starts cannot pass the
     // limits together.
-    let (max, per_owner) = (limits.max_running, limits.max_running_per_owner);
-    tasks.runs.lock().claim(Arc::clone(&run), max, per_owner)?;
+    tasks.runs.lock().claim(Arc::clone(&run), limits)?;
     if let Err(e) = tasks.store.insert(record) {
         tasks.runs.lock().release(&id);
         return Err(e);
@@ -425,6 +447,7 @@ fn new_run(ctx: &RequestContext, id: String, share: String) -> TaskRun {
         id,
         era: ctx.era(),
         share,
+        peer: String::new(),
         flag: ctx.flag.clone(),
         sink,
         session_key: if tied { Some(session.key()) } else { None },

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::TaskRun;
+use super::{TaskLimits, TaskRun};
 use crate::error::Error;
 use crate::protocol::Era;
 use crate::server::caller::{Caller, CallerKey};
@@ -49,11 +49,23 @@ pub(crate) fn share_of(session: &Session, caller: &Caller, era: Era) -> String {
     }
 }
 
-/// The tasks running on this instance, by id, and how many per share.
+/// The peer address a request's tasks are counted against besides its
+/// share: the caller's, when it has no principal (a principal's own share
+/// bounds it) and per-peer shares are on; else `""`.
+pub(crate) fn peer_of(caller: &Caller) -> String {
+    match (&caller.principal, caller.peer) {
+        (None, Some(peer)) => peer.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The tasks running on this instance, by id, and how many per share and
+/// per peer address.
 #[derive(Default)]
 pub(crate) struct Runs {
     by_id: HashMap<String, Arc<TaskRun>>,
     per_share: HashMap<String, usize>,
+    per_peer: HashMap<String, usize>,
 }
 
 impl Runs {
@@ -67,32 +79,35 @@ impl Runs {
         self.by_id.values()
     }
 
-    /// Takes a running slot for `run`: at most `max` in total and
-    /// `per_share` for its share (a share of `""` is not told apart).
-    pub(crate) fn claim(
-        &mut self,
-        run: Arc<TaskRun>,
-        max: usize,
-        per_share: usize,
-    ) -> Result<(), Error> {
+    /// Takes a running slot for `run`: at most `max_running` in total,
+    /// `max_running_per_owner` for its share and `max_running_per_peer`
+    /// for its peer (`""` is not told apart).
+    pub(crate) fn claim(&mut self, run: Arc<TaskRun>, limits: &TaskLimits) -> Result<(), Error> {
+        let max = limits.max_running;
         if self.by_id.len() >= max {
             return Err(Error::msg(format!(
                 "{} tasks are running, the limit; retry later",
                 max
             )));
         }
-        if !run.share.is_empty() {
-            let per_share = per_share.max(1);
-            let count = self.per_share.entry(run.share.clone()).or_insert(0);
-            if *count >= per_share {
-                return Err(Error::msg(format!(
-                    "{} of this client's tasks are running, its limit \
-                     (max_running_per_owner); retry when one ends",
-                    per_share
-                )));
-            }
-            *count += 1;
+        let per_share = limits.max_running_per_owner.max(1);
+        if count(&self.per_share, &run.share) >= per_share {
+            return Err(Error::msg(format!(
+                "{} of this client's tasks are running, its limit \
+                 (max_running_per_owner); retry when one ends",
+                per_share
+            )));
         }
+        let per_peer = limits.max_running_per_peer.max(1);
+        if count(&self.per_peer, &run.peer) >= per_peer {
+            return Err(Error::msg(format!(
+                "{} tasks of clients at this address are running, their \
+                 limit (max_running_per_peer); retry when one ends",
+                per_peer
+            )));
+        }
+        raise(&mut self.per_share, &run.share);
+        raise(&mut self.per_peer, &run.peer);
         self.by_id.insert(run.id.clone(), run);
         Ok(())
     }
@@ -103,11 +118,32 @@ impl Runs {
             Some(run) => run,
             None => return,
         };
-        if let Some(count) = self.per_share.get_mut(&run.share) {
-            *count -= 1;
-            if *count == 0 {
-                self.per_share.remove(&run.share);
-            }
+        lower(&mut self.per_share, &run.share);
+        lower(&mut self.per_peer, &run.peer);
+    }
+}
+
+/// The count of `key`; `""` (not told apart) never counts.
+fn count(counts: &HashMap<String, usize>, key: &str) -> usize {
+    if key.is_empty() {
+        0
+    } else {
+        counts.get(key).copied().unwrap_or(0)
+    }
+}
+
+fn raise(counts: &mut HashMap<String, usize>, key: &str) {
+    if !key.is_empty() {
+        *counts.entry(key.to_string()).or_insert(0) += 1;
+    }
+}
+
+/// Lowers the count of `key`, forgetting it at zero.
+pub(super) fn lower(counts: &mut HashMap<String, usize>, key: &str) {
+    if let Some(count) = counts.get_mut(key) {
+        *count -= 1;
+        if *count == 0 {
+            counts.remove(key);
         }
     }
 }

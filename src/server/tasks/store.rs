@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::share::lower;
 use crate::error::to_json_bytes;
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, JsonObject};
@@ -38,6 +39,11 @@ pub struct TaskRecord {
     /// its caller's peer address (DESIGN.md §26); empty when nothing tells
     /// that caller apart. [`TaskRecord::new`] sets it to `owner`.
     pub share: String,
+    /// The peer address of a caller without a principal, counted in the
+    /// per-peer bound (however many sessions that address opens, DESIGN.md
+    /// §26); empty for a principal's task, when per-peer shares are off,
+    /// and on stdio. [`TaskRecord::new`] leaves it empty.
+    pub peer: String,
     /// The era of the request that made it, which decides its wire shape.
     pub era: Era,
     /// Where it is.
@@ -68,6 +74,7 @@ impl TaskRecord {
         TaskRecord {
             task_id,
             share: owner.clone(),
+            peer: String::new(),
             owner,
             era,
             status: TaskStatus::Working,
@@ -149,6 +156,7 @@ pub trait TaskStore: Send + Sync {
 pub struct MemoryTaskStore {
     max_tasks: usize,
     max_per_owner: usize,
+    max_per_peer: usize,
     max_anonymous: usize,
     max_bytes: usize,
     inner: Mutex<Memory>,
@@ -166,6 +174,8 @@ struct Memory {
     epoch: Instant,
     /// Tasks kept per [`TaskRecord::share`] (not `""`).
     per_share: HashMap<String, usize>,
+    /// Tasks kept per [`TaskRecord::peer`] (not `""`).
+    per_peer: HashMap<String, usize>,
     /// Tasks kept whose owner is `""`.
     anonymous: usize,
     next: u64,
@@ -214,6 +224,7 @@ impl MemoryTaskStore {
         MemoryTaskStore {
             max_tasks,
             max_per_owner,
+            max_per_peer: (max_tasks / 10).max(1),
             max_anonymous: (max_tasks / 10).max(1),
             max_bytes: 64 << 20,
             inner: Mutex::new(Memory {
@@ -222,11 +233,20 @@ impl MemoryTaskStore {
                 order: BTreeMap::new(),
                 epoch: Instant::now(),
                 per_share: HashMap::new(),
+                per_peer: HashMap::new(),
                 anonymous: 0,
                 next: 0,
                 bytes: 0,
             }),
         }
+    }
+
+    /// Sets the bound on the tasks of the callers without a principal of
+    /// one peer address together ([`TaskRecord::peer`]; default a tenth of
+    /// `max_tasks`).
+    pub fn with_max_per_peer(mut self, max: usize) -> MemoryTaskStore {
+        self.max_per_peer = max.max(1);
+        self
     }
 
     /// Sets the allowance of the anonymous owner.
@@ -296,18 +316,23 @@ impl Memory {
 
     /// `Err` when `record` would pass its share's bound or the anonymous
     /// owner's.
-    fn check_shares(
-        &self,
-        record: &TaskRecord,
-        max_per_share: usize,
-        max_anonymous: usize,
-    ) -> Result<(), Error> {
+    fn check_shares(&self, record: &TaskRecord, store: &MemoryTaskStore) -> Result<(), Error> {
+        let max_per_share = store.max_per_owner;
+        let max_anonymous = store.max_anonymous;
         let owned = self.per_share.get(&record.share).copied().unwrap_or(0);
         if !record.share.is_empty() && owned >= max_per_share {
             return Err(Error::msg(format!(
                 "{} tasks are kept for this client, its limit \
                  (max_tasks_per_owner); wait for one to expire",
                 max_per_share
+            )));
+        }
+        let from_peer = self.per_peer.get(&record.peer).copied().unwrap_or(0);
+        if !record.peer.is_empty() && from_peer >= store.max_per_peer {
+            return Err(Error::msg(format!(
+                "{} tasks are kept for clients at this address, their limit \
+                 (max_tasks_per_peer); wait for one to expire",
+                store.max_per_peer
             )));
         }
         if record.owner.is_empty() && self.anonymous >= max_anonymous {
@@ -328,13 +353,8 @@ impl Memory {
             if kept.record.owner.is_empty() {
                 self.anonymous -= 1;
             }
-            let share = kept.record.share;
-            if let Some(count) = self.per_share.get_mut(&share) {
-                *count -= 1;
-                if *count == 0 {
-                    self.per_share.remove(&share);
-                }
-            }
+            lower(&mut self.per_share, &kept.record.share);
+            lower(&mut self.per_peer, &kept.record.peer);
         }
     }
 
@@ -363,13 +383,16 @@ impl TaskStore for MemoryTaskStore {
                 self.max_tasks
             )));
         }
-        memory.check_shares(&record, self.max_per_owner, self.max_anonymous)?;
+        memory.check_shares(&record, self)?;
         let seq = memory.next;
         memory.next += 1;
         let expires = now + record.ttl;
         let id = record.task_id.clone();
         if !record.share.is_empty() {
             *memory.per_share.entry(record.share.clone()).or_insert(0) += 1;
+        }
+        if !record.peer.is_empty() {
+            *memory.per_peer.entry(record.peer.clone()).or_insert(0) += 1;
         }
         if record.owner.is_empty() {
             memory.anonymous += 1;
