@@ -191,6 +191,12 @@ impl Session {
         self.ended.load(Ordering::Acquire)
     }
 
+    /// `true` while the client is subscribed to a resource
+    /// (`resources/subscribe`).
+    pub(crate) fn has_subscriptions(&self) -> bool {
+        !self.state.lock().subscriptions.is_empty()
+    }
+
     /// How many requests are in flight.
     pub(crate) fn in_flight_count(&self) -> usize {
         self.in_flight.len()

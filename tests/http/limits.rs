@@ -106,8 +106,8 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
 
 // HTTP-16, DESIGN.md §6: a client flooding `initialize` cannot lock the
 // others out: when the table is full, a session never used since its
-// `initialize` makes room, a session in use does not, and only a table
-// full of used sessions answers 503.
+// `initialize` makes room before a used one, and only a table full of
+// sessions that hold something (a GET stream here) answers 503.
 #[test]
 fn an_initialize_flood_evicts_only_unused_sessions() {
     use crate::support::http::{initialize_body, open_session, rpc, send, Req};
@@ -135,13 +135,17 @@ fn an_initialize_flood_evicts_only_unused_sessions() {
     let others: Vec<String> = (0..3)
         .map(|_| open_session(addr, "2025-11-25", json!({})))
         .collect();
-    for session in &others {
+    let mut streams = Vec::new();
+    for session in others.iter().chain(Some(&used)) {
         assert_eq!(ping(session), 200);
+        let mut conn = crate::support::http::Conn::open(addr);
+        assert_eq!(conn.start(&Req::get(session), "a GET stream").status, 200);
+        streams.push(conn);
     }
     let refused = send(
         addr,
         &Req::post(initialize_body(json!(1), "2025-11-25", json!({}))),
-        "an initialize with every session in use",
+        "an initialize with every session holding a stream",
     );
     refused.expect_status(503, "a table full of used sessions");
     http.shutdown();

@@ -24,6 +24,7 @@ use crate::support::http::{
     open_session_on, rpc, send, Conn, Req, Response, ACCEPT_BOTH, LATEST, WAIT,
 };
 
+mod fair_sessions;
 mod framing;
 mod handlers;
 mod limits;
@@ -264,13 +265,16 @@ fn stateless_mode_mints_no_session_and_serves_tools_call() {
     http.shutdown();
 }
 
-// HTTP-16, limits: past max_sessions live sessions, initialize gets 503 and
-// mints nothing; a freed slot is usable again.
+// HTTP-16, limits: past max_sessions live sessions that each hold
+// something (here a GET stream), initialize gets 503 and mints nothing; a
+// freed slot is usable again.
 #[test]
 fn initialize_past_max_sessions_is_503() {
     let http = serve(echo_server().http().max_sessions(1));
     let addr = http.local_addr();
     let first = open_session(addr, LATEST, json!({}));
+    let mut stream = Conn::open(addr);
+    assert_eq!(stream.start(&Req::get(&first), "a GET stream").status, 200);
     let refused = send(
         addr,
         &Req::post(initialize_body(json!(1), LATEST, json!({}))),

@@ -71,7 +71,7 @@ pub(crate) struct HttpConfig {
     pub(crate) max_retained_bytes_per_session: usize,
     pub(crate) max_retained_bytes: usize,
     pub(crate) max_sessions_per_principal: usize,
-    pub(crate) max_sessions_per_peer: Option<usize>,
+    pub(crate) max_sessions_per_peer: usize,
     /// Where per-peer shares read the peer address (DESIGN.md §26).
     pub(crate) peers: PeerSource,
     pub(crate) session_id_prefix: String,
@@ -107,7 +107,7 @@ impl Default for HttpConfig {
             max_retained_bytes_per_session: 16 * 1024 * 1024,
             max_retained_bytes: 256 * 1024 * 1024,
             max_sessions_per_principal: 100,
-            max_sessions_per_peer: None,
+            max_sessions_per_peer: 1_000,
             peers: PeerSource::Socket,
             session_id_prefix: String::new(),
             response_headers: Vec::new(),
@@ -397,13 +397,21 @@ impl HttpServerBuilder {
     }
 
     /// Most 2025-11-25 sessions one peer address (the client's IP, without
-    /// its port) may hold when no principal is known (an endpoint that is
-    /// not protected). At the limit, its `initialize` ends the peer's
-    /// oldest session (whose id then gets 404). Defaults to none: behind a
-    /// proxy every client has the proxy's address, so set it only where
-    /// clients connect directly. At least 1.
+    /// its port, or the one a [`peer_address_header`](Self::peer_address_header)
+    /// names) may hold when no principal is known (an endpoint that is not
+    /// protected). At the share, its `initialize` evicts the peer's own
+    /// least recently used session that holds nothing (no request in
+    /// flight, no open stream, no subscription; its id then gets 404), and
+    /// when every one holds something it is answered 503 with the JSON-RPC
+    /// error "too many sessions from this address; try again later".
+    /// Defaults to 1,000 (a share at or above
+    /// [`max_sessions`](Self::max_sessions) never binds). Applies only
+    /// while per-peer shares are on ([`per_peer_shares`](Self::per_peer_shares)).
+    /// At least 1.
+    ///
+    /// Spec: basic/transports, "Session Management" (2025-11-25).
     pub fn max_sessions_per_peer(mut self, n: usize) -> Self {
-        self.config.max_sessions_per_peer = Some(n.max(1));
+        self.config.max_sessions_per_peer = n.max(1);
         self
     }
 

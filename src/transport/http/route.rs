@@ -95,7 +95,7 @@ fn post(shared: &Arc<Shared>, request: &HttpRequest, caller: Caller) -> Answer {
     }
     match choose_path(shared, request, &message, caller.principal.as_deref()) {
         Path::PerRequest => per_request::post(shared, request, message, accepts, caller),
-        Path::Initialize => initialize(shared, message, Poster { accepts, caller }, request.remote),
+        Path::Initialize => initialize(shared, message, Poster { accepts, caller }),
         Path::Refuse(status, error) => Answer::error(status, id, error),
         Path::Session => on_session(shared, request, message, Poster { accepts, caller }),
     }
@@ -205,18 +205,13 @@ fn single(
 }
 
 /// LC-1, HTTP-16: the handshake; a session is kept only when it succeeds.
-fn initialize(
-    shared: &Arc<Shared>,
-    message: Message,
-    poster: Poster,
-    peer: Option<std::net::SocketAddr>,
-) -> Answer {
+fn initialize(shared: &Arc<Shared>, message: Message, poster: Poster) -> Answer {
     let Poster { accepts, caller } = poster;
     let session = if shared.config.stateless {
         None
     } else {
-        let peer = peer.map(|addr| addr.ip());
-        Some(shared.new_session(caller.principal.clone(), peer))
+        // The peer as shares count it: none when they are off.
+        Some(shared.new_session(caller.principal.clone(), caller.peer))
     };
     let core = match &session {
         Some(s) => Arc::clone(&s.core),
@@ -236,9 +231,8 @@ fn initialize(
     }
     let mut headers = Vec::new();
     if let Some(session) = &session {
-        if !shared.register(session) {
-            let error = ErrorObject::internal("too many sessions; try again later");
-            return Answer::error(503, response.id, error);
+        if let Err(why) = shared.register(session) {
+            return Answer::error(503, response.id, ErrorObject::internal(why));
         }
         headers.push((headers::MCP_SESSION_ID, session.id.clone()));
     }

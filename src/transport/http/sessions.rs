@@ -49,7 +49,7 @@ impl HttpSession {
                 let key = format!("principal\u{0}{}\u{0}{}", owner.subject, client);
                 Some((key, config.max_sessions_per_principal))
             }
-            (None, Some(peer), Some(max)) => Some((format!("peer\u{0}{}", peer), max)),
+            (None, Some(peer), max) => Some((format!("peer\u{0}{}", peer), max)),
             _ => None,
         }
     }
@@ -103,29 +103,61 @@ impl SessionTable {
                 self.order.push_back(id);
             }
         }
-        self.map.len() < max
+        self.map.len() < max || self.evict_idle(None)
     }
 
-    /// Keeps a principal (or a peer) below its limit of sessions: its
-    /// oldest go first, so one caller cannot fill the table for everyone
-    /// else.
-    fn limit_owner(&mut self, session: &HttpSession, config: &HttpConfig) {
+    /// Evicts the least recently used session (of `peer`'s, when given)
+    /// that holds nothing (see [`HttpSession::holds_nothing`]); `false`
+    /// when every one holds something. One scan of the table: O(sessions)
+    /// under the table's lock, paid only at a limit.
+    fn evict_idle(&mut self, peer: Option<IpAddr>) -> bool {
+        let lru = self
+            .map
+            .values()
+            .filter(|s| (peer.is_none() || s.peer == peer) && s.holds_nothing())
+            .min_by_key(|s| *s.last_seen.lock())
+            .map(Arc::clone);
+        match lru.and_then(|s| self.map.remove(&s.id)) {
+            Some(session) => {
+                log::info!("session {} evicted to make room", session.id);
+                session.close("the session was evicted", Closing::ServerEnds);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps a principal (or a peer) below its limit of sessions, so one
+    /// caller cannot fill the table for everyone else. A principal's
+    /// oldest session ends; a peer's least recently used idle one is
+    /// evicted, and `false` when all of the peer's sessions hold something.
+    fn limit_owner(&mut self, session: &HttpSession, config: &HttpConfig) -> bool {
         let (owner, max) = match session.owner_key(config) {
             Some(owner) => owner,
-            None => return,
+            None => return true,
         };
-        let map = &mut self.map;
-        let ids = self.owned.entry(owner).or_default();
-        ids.retain(|id| map.contains_key(id));
-        while ids.len() >= max.max(1) {
+        let by_peer = session.owner.is_none();
+        loop {
+            let map = &mut self.map;
+            let ids = self.owned.entry(owner.clone()).or_default();
+            ids.retain(|id| map.contains_key(id));
+            if ids.len() < max.max(1) {
+                ids.push_back(session.id.clone());
+                return true;
+            }
+            if by_peer {
+                if !self.evict_idle(session.peer) {
+                    return false;
+                }
+                continue;
+            }
             let oldest = match ids.pop_front().and_then(|id| map.remove(&id)) {
                 Some(oldest) => oldest,
-                None => break,
+                None => continue,
             };
             log::info!("session {} ended: its owner opened too many", oldest.id);
             oldest.close("its owner opened too many sessions", Closing::ServerEnds);
         }
-        ids.push_back(session.id.clone());
     }
 
     fn insert(&mut self, session: &Arc<HttpSession>) {
@@ -160,6 +192,14 @@ impl HttpSession {
     fn unused_and_quiet(&self) -> bool {
         !self.used.load(Ordering::Relaxed)
             && self.core.in_flight_count() == 0
+            && !self.streams.lock().list.iter().any(|s| s.is_live())
+    }
+
+    /// Holds nothing a client would lose if it went: no request in
+    /// flight, no open stream, no resource subscription.
+    fn holds_nothing(&self) -> bool {
+        self.core.in_flight_count() == 0
+            && !self.core.has_subscriptions()
             && !self.streams.lock().list.iter().any(|s| s.is_live())
     }
 
@@ -414,20 +454,22 @@ impl Shared {
         })
     }
 
-    /// Registers an initialized session; `false` when the table is full
-    /// of sessions in use (see [`SessionTable::make_room`]: a client that
-    /// floods `initialize` evicts its own unused sessions first, not the
-    /// sessions other clients use).
-    pub(crate) fn register(&self, session: &Arc<HttpSession>) -> bool {
+    /// Registers an initialized session, or says why not: its peer holds
+    /// its share of sessions, all in use, or the table is full of
+    /// sessions in use (see [`SessionTable::make_room`]: a full table
+    /// evicts its least recently used idle session).
+    pub(crate) fn register(&self, session: &Arc<HttpSession>) -> Result<(), &'static str> {
         let mut sessions = self.sessions.lock();
+        if !sessions.limit_owner(session, &self.config) {
+            return Err("too many sessions from this address; try again later");
+        }
         let (max, idle) = (self.config.max_sessions, self.config.session_idle_timeout);
         if sessions.map.len() >= max && !sessions.make_room(max, idle) {
-            return false;
+            return Err("too many sessions; try again later");
         }
-        sessions.limit_owner(session, &self.config);
         sessions.insert(session);
         log::info!("session {} opened", session.id);
-        true
+        Ok(())
     }
 
     /// Ends a session (`DELETE`); `false` if it was unknown.
