@@ -59,12 +59,7 @@ fn descriptor_exhaustion_backs_off_and_recovers() {
     stderr
         .read_line(&mut first)
         .expect("the example's first line");
-    let addr: SocketAddr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {:?}", first));
+    let addr = super::raw::address_in(&first);
     let (lines, line_count) = crossbeam_channel::unbounded::<String>();
     let log_reader = std::thread::spawn(move || {
         for line in stderr.lines().map_while(Result::ok) {

@@ -49,3 +49,13 @@ pub(super) fn ping_request(addr: SocketAddr) -> String {
     let extra = format!("Content-Length: {}\r\nConnection: close\r\n", body.len());
     format!("{}{}", post_head(addr, &extra), body)
 }
+
+/// The address in an example's first line (`… http://ADDR/mcp`).
+pub(super) fn address_in(first: &str) -> SocketAddr {
+    first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {:?}", first))
+}

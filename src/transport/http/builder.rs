@@ -64,6 +64,8 @@ pub(crate) struct HttpConfig {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_connections: usize,
     pub(crate) connection_idle_timeout: Duration,
+    pub(crate) first_request_timeout: Duration,
+    pub(crate) max_connections_per_peer: usize,
     pub(crate) write_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
     pub(crate) request_head_timeout: Duration,
@@ -100,6 +102,8 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             max_connections: 10_000,
             connection_idle_timeout: Duration::from_secs(300),
+            first_request_timeout: Duration::from_secs(10),
+            max_connections_per_peer: 1_000,
             write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(1),
             request_head_timeout: Duration::from_secs(30),
@@ -244,6 +248,29 @@ impl HttpServerBuilder {
     /// descriptor limit they need).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config.max_connections = n.max(1);
+        self
+    }
+
+    /// How long a new connection has to send the whole head of its first
+    /// request; past it the connection is answered 408 (Request Timeout)
+    /// and closed. After the first request the keep-alive idle timeout
+    /// ([`connection_idle_timeout`](Self::connection_idle_timeout)) and the
+    /// head deadline ([`request_head_timeout`](Self::request_head_timeout))
+    /// apply. Defaults to 10 seconds.
+    pub fn first_request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.first_request_timeout = timeout;
+        self
+    }
+
+    /// Most connections open at once from one socket peer address (the
+    /// client's IP, without its port); one more is answered 503 and
+    /// closed. Defaults to 1,000. Off when per-peer shares are off
+    /// ([`per_peer_shares(false)`](Self::per_peer_shares)) and when a
+    /// [`peer_address_header`](Self::peer_address_header) is set: the
+    /// socket's peer is then the proxy, which carries every client's
+    /// connections. At least 1.
+    pub fn max_connections_per_peer(mut self, n: usize) -> Self {
+        self.config.max_connections_per_peer = n.max(1);
         self
     }
 

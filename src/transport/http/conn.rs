@@ -4,6 +4,7 @@
 use std::io::BufReader;
 use std::net::TcpStream;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::answer::{self, Answer, Peer};
 use super::gate::{admit, Admission};
@@ -28,12 +29,23 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         body_timeout: config.request_body_timeout,
     };
     let mut out = stream;
+    // The first request's whole head must come within its deadline.
+    let mut first_by = Some(Instant::now() + config.first_request_timeout);
+    reader.get_mut().deadline(config.first_request_timeout);
     loop {
         if shared.stopping() {
             return;
         }
-        let (answer, peer, unread) = match wire::read_head(&mut reader, &limits) {
+        let head = wire::read_head(&mut reader, &limits);
+        let first = first_by.take();
+        let (answer, peer, unread) = match head {
             Ok(head) => decide(shared, &mut reader, &limits, head),
+            // Nothing came before the first request's deadline.
+            Err(ReadError::Closed) if first.map_or(false, |by| Instant::now() >= by) => (
+                unreadable(shared, ReadError::TimedOut),
+                Peer::closing(),
+                None,
+            ),
             Err(ReadError::Closed) => return,
             Err(ReadError::Io(e)) => {
                 log::debug!("connection dropped inside a request: {}", e);
@@ -106,7 +118,10 @@ fn decide(
 pub(super) fn unreadable(shared: &Shared, error: ReadError) -> Answer {
     match error {
         ReadError::HeadTooLarge => Answer::status(431),
-        ReadError::TimedOut => Answer::status(408),
+        ReadError::TimedOut => {
+            shared.refusals.refused("a request not sent in time (408)");
+            Answer::status(408)
+        }
         ReadError::BodyTooLarge => {
             let error = ErrorObject::invalid_request(format!(
                 "request body too large: the limit is {} bytes",

@@ -72,7 +72,9 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
             &config.allowed_hosts,
             &config.allowed_origins,
         ) {
-            log::warn!("refused a request: {}", why);
+            // The reason quotes the peer's header: shown cut and escaped,
+            // and at most one line per interval (DESIGN.md §26, "Logs").
+            shared.refusals.refused(&super::logged::shown(&why));
             let error = ErrorObject::new(ErrorCode(-32000), why);
             return Admission::Answer(Answer::error(403, None, error));
         }

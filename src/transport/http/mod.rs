@@ -24,6 +24,7 @@ mod conn;
 mod era;
 mod gate;
 mod head;
+mod logged;
 mod media;
 #[cfg(feature = "tiny_http")]
 mod mount;
@@ -37,7 +38,7 @@ mod wire;
 
 use std::collections::HashMap;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -58,6 +59,7 @@ pub use builder::HttpServerBuilder;
 pub use head::{HttpRefusal, HttpRequestHead};
 #[cfg(feature = "tiny_http")]
 pub use mount::TinyHttpMount;
+use peers::PeerSource;
 pub use running::HttpServer;
 pub(crate) use sessions::{HttpSession, Lookup};
 #[cfg(feature = "fuzzing")]
@@ -75,6 +77,10 @@ pub(crate) struct Shared {
     /// A clone of each open connection's socket, to unblock it at shutdown;
     /// the connection removes its own when it ends.
     sockets: Mutex<HashMap<u64, Arc<TcpStream>>>,
+    /// Open connections per socket peer address, when that cap is on.
+    per_peer: Mutex<HashMap<IpAddr, usize>>,
+    /// Refusals at a limit, logged once per interval (DESIGN.md §26).
+    pub(crate) refusals: logged::RefusalLog,
     /// Bytes held in the replay buffers of all sessions' streams.
     pub(crate) retained: Arc<AtomicUsize>,
     /// Signalled when a connection removes its socket.
@@ -105,6 +111,8 @@ impl Shared {
             stopping: AtomicBool::new(false),
             sessions: Mutex::new(sessions::SessionTable::default()),
             sockets: Mutex::new(HashMap::new()),
+            per_peer: Mutex::new(HashMap::new()),
+            refusals: logged::RefusalLog::default(),
             retained: Arc::new(AtomicUsize::new(0)),
             socket_closed: Condvar::new(),
             connections: Mutex::new(HashMap::new()),
@@ -254,16 +262,16 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
         };
         reap_finished(shared);
         if shared.sockets.lock().len() >= shared.config.max_connections {
-            log::warn!("too many connections; refusing one");
-            let refusal = answer::Answer::status(503);
-            let _ = answer::write(
-                refusal,
-                &mut &stream,
-                answer::Peer::closing(),
-                &shared.config,
-            );
+            refuse(shared, &stream, "too many connections");
             continue;
         }
+        let peer = match counted_peer(shared, &stream) {
+            Ok(peer) => peer,
+            Err(()) => {
+                refuse(shared, &stream, "too many connections from one address");
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
         let key = shared.next_connection.fetch_add(1, Ordering::Relaxed);
         // One descriptor per connection: the connection thread and
@@ -277,7 +285,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
             .spawn(move || {
                 // Closes the socket when the connection ends, also by a
                 // panic (a hook's): its slot must not stay counted.
-                let _closing = ClosedOnDrop(&conn_shared, key);
+                let _closing = ClosedOnDrop(&conn_shared, key, peer);
                 conn::serve_connection(&conn_shared, &stream);
             });
         match spawned {
@@ -286,19 +294,69 @@ fn accept_loop(shared: &Arc<Shared>, listener: TcpListener) {
             }
             Err(e) => {
                 shared.sockets.lock().remove(&key);
+                uncount_peer(shared, peer);
                 log::error!("cannot start a connection thread: {}", e);
             }
         }
     }
 }
 
+/// Answers a connection refused at a limit with 503, and closes it.
+fn refuse(shared: &Shared, stream: &TcpStream, why: &'static str) {
+    shared.refusals.refused(why);
+    let refusal = answer::Answer::status(503);
+    let _ = answer::write(
+        refusal,
+        &mut &*stream,
+        answer::Peer::closing(),
+        &shared.config,
+    );
+}
+
+/// Counts a new connection against its socket peer's cap
+/// (`max_connections_per_peer`): the address counted, `None` when the cap
+/// is off (per-peer shares off, or read from a proxy's header), `Err` when
+/// the peer is at it.
+fn counted_peer(shared: &Shared, stream: &TcpStream) -> Result<Option<IpAddr>, ()> {
+    if !matches!(shared.config.peers, PeerSource::Socket) {
+        return Ok(None);
+    }
+    let ip = match stream.peer_addr() {
+        Ok(addr) => addr.ip(),
+        Err(_) => return Ok(None),
+    };
+    let mut per_peer = shared.per_peer.lock();
+    let open = per_peer.entry(ip).or_insert(0);
+    if *open >= shared.config.max_connections_per_peer {
+        return Err(());
+    }
+    *open += 1;
+    Ok(Some(ip))
+}
+
+/// A counted connection ended: its peer holds one fewer (never below 0).
+fn uncount_peer(shared: &Shared, peer: Option<IpAddr>) {
+    let ip = match peer {
+        Some(ip) => ip,
+        None => return,
+    };
+    let mut per_peer = shared.per_peer.lock();
+    if let Some(open) = per_peer.get_mut(&ip) {
+        *open = open.saturating_sub(1);
+        if *open == 0 {
+            per_peer.remove(&ip);
+        }
+    }
+}
+
 /// Closes connection `key`'s socket now, not when the acceptor next reaps,
-/// and frees its place among `max_connections`.
-struct ClosedOnDrop<'a>(&'a Shared, u64);
+/// and frees its place among `max_connections` and its peer's cap.
+struct ClosedOnDrop<'a>(&'a Shared, u64, Option<IpAddr>);
 
 impl Drop for ClosedOnDrop<'_> {
     fn drop(&mut self) {
-        let ClosedOnDrop(shared, key) = *self;
+        let ClosedOnDrop(shared, key, peer) = *self;
+        uncount_peer(shared, peer);
         if let Some(socket) = shared.sockets.lock().remove(&key) {
             let _ = socket.shutdown(Shutdown::Both);
         }

@@ -232,6 +232,7 @@ fn initialize(shared: &Arc<Shared>, message: Message, poster: Poster) -> Answer 
     let mut headers = Vec::new();
     if let Some(session) = &session {
         if let Err(why) = shared.register(session) {
+            shared.refusals.refused(why);
             return Answer::error(503, response.id, ErrorObject::internal(why));
         }
         headers.push((headers::MCP_SESSION_ID, session.id.clone()));

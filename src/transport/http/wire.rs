@@ -252,12 +252,12 @@ impl<'a> Timed<'a> {
         }
     }
 
+    /// A deadline `limit` after the next byte, or a sooner one set before.
     fn arm(&mut self, limit: Duration) {
         self.armed = Some(limit);
-        self.deadline = None;
     }
 
-    fn deadline(&mut self, limit: Duration) {
+    pub(crate) fn deadline(&mut self, limit: Duration) {
         self.armed = None;
         self.deadline = Some(Instant::now() + limit);
     }
@@ -288,7 +288,8 @@ impl Read for Timed<'_> {
         let n = stream.read(buf)?;
         if n > 0 {
             if let Some(limit) = self.armed.take() {
-                self.deadline = Some(Instant::now() + limit);
+                let by = Instant::now() + limit;
+                self.deadline = Some(self.deadline.map_or(by, |d| d.min(by)));
             }
         }
         Ok(n)
