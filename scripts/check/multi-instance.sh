@@ -23,6 +23,7 @@
 # their own config files in a temporary folder, on free loopback ports:
 #   redis-server  127.0.0.1:<R> (no persistence)
 #   instances a, b, c:  $BIN --http 127.0.0.1:<port> --instance X --session-prefix X.
+#                       --no-per-peer-shares (every client here is 127.0.0.1, via nginx)
 #                       --state-key-file <tmp>/keys --redis redis://127.0.0.1:<R>/
 #   nginx         127.0.0.1:<N>, upstream of the three (round-robin, keepalive), routing
 #                 Mcp-Session-Id values that start with X. to instance X
@@ -163,7 +164,7 @@ start_instance() {
   port=$(free_port)
   PORTS[$name]=$port
   local flags=(--http "127.0.0.1:$port" --instance "$name" --session-prefix "$name."
-    --state-key-file "$TMP/keys")
+    --state-key-file "$TMP/keys" --no-per-peer-shares)
   [[ "$HAS_REDIS" == 1 ]] && flags+=(--redis "redis://127.0.0.1:$REDIS_PORT/")
   "$BIN" "${flags[@]}" 2>"$TMP/instance-$name.log" &
   PIDS[$name]=$!

@@ -268,7 +268,9 @@ class Server:
         self.child = subprocess.Popen(
             [self.binary, "--http", f"127.0.0.1:{port}",
              "--max-connections", self.cap, "--max-sessions", self.cap,
-             "--max-listen-streams", self.cap],
+             "--max-listen-streams", self.cap,
+             # Every connection comes from loopback: one peer.
+             "--no-per-peer-shares"],
             preexec_fn=raise_nofile, stderr=subprocess.DEVNULL)
         addr = ("127.0.0.1", port)
         for _ in range(300):

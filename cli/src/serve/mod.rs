@@ -11,7 +11,9 @@
 //! session's messages to [`proxy::Proxy`], which starts the stdio server
 //! once per HTTP session (or once, `--shared`) with the crate's `Client`.
 //! The bound URL goes to stderr (`mcp serve: listening on
-//! http://ADDR/mcp`) once the socket is bound.
+//! http://ADDR/mcp`) once the socket is bound. Bound to a loopback
+//! address, the per-peer shares (sessions, connections, workers and tasks
+//! one address may hold) are off: every client is then the same host.
 
 mod child;
 mod era_2026;
@@ -183,7 +185,10 @@ fn run(options: &Options) -> Result<(), Error> {
         .max_sessions(options.max_sessions)
         .session_idle_timeout(options.session_timeout)
         .allowed_hosts(options.hosts.clone())
-        .allowed_origins(options.origins.clone());
+        .allowed_origins(options.origins.clone())
+        // On loopback every client is this host: one peer, whose share
+        // would be all there is (DESIGN.md §26).
+        .per_peer_shares(!bound.ip().is_loopback());
     if let Some(path) = &options.token_file {
         let tokens = TokenFile::read(path).map_err(Error::invalid_params)?;
         http = match &options.authorization_server {

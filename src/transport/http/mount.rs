@@ -59,7 +59,8 @@ use crate::server::{current_request, Server};
 /// # What tiny_http owns
 ///
 /// The connections are tiny_http's, so the settings about them do not
-/// apply: `max_connections`, `connection_idle_timeout`,
+/// apply: `max_connections`, `max_connections_per_peer`,
+/// `connection_idle_timeout`, `first_request_timeout`,
 /// `request_head_timeout`, `request_body_timeout` and `write_timeout`
 /// (tiny_http sets no timeouts; a client that stops reading holds its
 /// thread), and tiny_http's own thread pool serves the connections
