@@ -31,6 +31,44 @@ fn a_full_table_evicts_its_least_recently_used_idle_session() {
     http.shutdown();
 }
 
+// HTTP-18, RES-3 (server/resources "Subscriptions"): a session subscribed
+// to a resource holds something, so a full table evicts the least
+// recently used session that holds nothing instead, and answers 503 only
+// when every session holds something.
+#[test]
+fn a_subscribed_session_is_not_evicted() {
+    use tiny_mcp::{ReadResourceResult, Resource, ResourceContents};
+    let server = Server::builder("subscribed", "1")
+        .resource(
+            Resource::new("test://a", "a"),
+            |_: &RequestContext, uri: &str| {
+                let text = ResourceContents::text(uri, "text/plain", "a");
+                Ok(ReadResourceResult::new(vec![text]))
+            },
+        )
+        .build();
+    let http = serve(server.http().max_sessions(2));
+    let addr = http.local_addr();
+    let subscribed = open_session(addr, LATEST, json!({}));
+    let subscribe = rpc(json!(2), "resources/subscribe", json!({"uri": "test://a"}));
+    let answer = send(
+        addr,
+        &Req::post(subscribe).session(&subscribed),
+        "subscribe",
+    );
+    assert_eq!(answer.status(), 200, "{}", answer.text());
+    let idle = open_session(addr, LATEST, json!({}));
+    assert_eq!(ping_status(addr, &idle), 200);
+    let _newcomer = open_session(addr, LATEST, json!({}));
+    assert_eq!(
+        ping_status(addr, &subscribed),
+        200,
+        "the subscribed session went"
+    );
+    assert_eq!(ping_status(addr, &idle), 404, "the idle session stayed");
+    http.shutdown();
+}
+
 // HTTP-18, DESIGN.md §6 (`max_sessions_per_peer`): a peer at its share
 // whose every session holds something (here an open GET stream) is
 // refused with 503 and a message saying why; its sessions live on.
