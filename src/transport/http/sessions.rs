@@ -106,15 +106,16 @@ impl SessionTable {
         self.map.len() < max || self.evict_idle(None)
     }
 
-    /// Evicts the least recently used session (of `peer`'s, when given)
-    /// that holds nothing (see [`HttpSession::holds_nothing`]); `false`
+    /// Evicts the least recently used session (of `peer`'s without a
+    /// principal, when given) that holds nothing (see [`HttpSession::holds_nothing`]); `false`
     /// when every one holds something. One scan of the table: O(sessions)
     /// under the table's lock, paid only at a limit.
     fn evict_idle(&mut self, peer: Option<IpAddr>) -> bool {
         let lru = self
             .map
             .values()
-            .filter(|s| (peer.is_none() || s.peer == peer) && s.holds_nothing())
+            .filter(|s| peer.is_none() || (s.owner.is_none() && s.peer == peer))
+            .filter(|s| s.holds_nothing())
             .min_by_key(|s| *s.last_seen.lock())
             .map(Arc::clone);
         match lru.and_then(|s| self.map.remove(&s.id)) {
