@@ -107,9 +107,10 @@ impl SessionTable {
     }
 
     /// Evicts the least recently used session (of `peer`'s without a
-    /// principal, when given) that holds nothing (see [`HttpSession::holds_nothing`]); `false`
-    /// when every one holds something. One scan of the table: O(sessions)
-    /// under the table's lock, paid only at a limit.
+    /// principal, when given) that holds nothing (see
+    /// [`HttpSession::holds_nothing`]); `false` when every one holds
+    /// something. One scan of the table: O(sessions) under the table's
+    /// lock, paid only at a limit.
     fn evict_idle(&mut self, peer: Option<IpAddr>) -> bool {
         let lru = self
             .map
