@@ -9,7 +9,7 @@ impl ServerBuilder {
     /// Items per page of `tools/list`, `prompts/list`,
     /// `resources/templates/list`, and of the fixed resources of
     /// `resources/list`. Defaults to 100; at least 1. A
-    /// [`ResourceProvider`]'s pages are its own: they follow the last page
+    /// [`ResourceProvider`](crate::ResourceProvider)'s pages are its own: they follow the last page
     /// of fixed resources (which may be short), each as the provider
     /// returns it.
     pub fn page_size(mut self, n: usize) -> Self {
