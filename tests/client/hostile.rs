@@ -409,6 +409,11 @@ fn discover_reply(text: &str) -> Option<Reply> {
 /// A `tools/call` against a 2026-07-28 HTTP server whose other requests
 /// `call` answers; the call's error.
 fn http_2026_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
+    http_2026_call_by(quick(), call)
+}
+
+/// As [`http_2026_call`], by a client built with `builder`.
+fn http_2026_call_by(builder: ClientBuilder, call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
     let script: Arc<Script> = Arc::new(move |text: &str| {
         if text.contains("server/discover") {
             discover_reply(text)
@@ -417,7 +422,7 @@ fn http_2026_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
         }
     });
     let (url, _) = http_server(script);
-    let client = quick().connect_http(&url).expect("connect");
+    let client = builder.connect_http(&url).expect("connect");
     client.call_tool("t", Value::Null).unwrap_err()
 }
 
@@ -472,19 +477,8 @@ fn an_impossible_chunk_size_fails_at_once() {
         |_| Some(Reply::Keep(chunked_head("2000000"))),
     ];
     for call in sizes {
-        let script: Arc<Script> = Arc::new(move |text: &str| {
-            if text.contains("server/discover") {
-                discover_reply(text)
-            } else {
-                call(text)
-            }
-        });
-        let (url, _) = http_server(script);
-        let client = Client::builder("hostile-test", "1")
-            .request_timeout(Duration::from_secs(60))
-            .connect_http(&url)
-            .expect("connect");
-        let err = client.call_tool("t", Value::Null).unwrap_err();
+        let patient = Client::builder("hostile-test", "1").request_timeout(Duration::from_secs(60));
+        let err = http_2026_call_by(patient, call);
         assert!(!is_timeout(&err), "{:?}", err);
         assert!(err.to_string().contains("over the limit of"), "{}", err);
     }
