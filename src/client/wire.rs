@@ -510,6 +510,9 @@ pub(crate) struct Body<'a> {
     /// Bytes left in the body (`Length`) or in the current chunk.
     left: u64,
     done: bool,
+    /// The most bytes the reader still takes ([`read_all`](Self::read_all)):
+    /// a chunk announcing more fails at once, not when its bytes came.
+    room: u64,
 }
 
 impl<'a> Body<'a> {
@@ -523,6 +526,7 @@ impl<'a> Body<'a> {
             framing,
             left,
             done: framing == Framing::Length(0),
+            room: u64::MAX,
         }
     }
 
@@ -537,11 +541,18 @@ impl<'a> Body<'a> {
         self.done && self.framing != Framing::UntilClose
     }
 
-    /// The whole body, at most `max` bytes.
+    /// The whole body, at most `max` bytes. A body or a chunk that
+    /// announces more fails at once, before its bytes are waited for.
     pub(crate) fn read_all(&mut self, max: usize) -> io::Result<Vec<u8>> {
+        if let Framing::Length(n) = self.framing {
+            if n > max as u64 {
+                return Err(over_limit("a body", n, max));
+            }
+        }
         let mut out = Vec::new();
         let mut buf = [0u8; 8192];
         loop {
+            self.room = (max - out.len()) as u64;
             let n = self.read(&mut buf)?;
             if n == 0 {
                 return Ok(out);
@@ -562,6 +573,10 @@ impl<'a> Body<'a> {
         let size = text.trim().split(';').next().unwrap_or("");
         self.left =
             u64::from_str_radix(size.trim(), 16).map_err(|_| invalid("a malformed chunk size"))?;
+        if self.left > self.room {
+            let room = usize::try_from(self.room).unwrap_or(usize::MAX);
+            return Err(over_limit("a chunk", self.left, room));
+        }
         if self.left == 0 {
             // Trailers, up to the empty line.
             loop {
@@ -583,6 +598,15 @@ impl<'a> Body<'a> {
             _ => Err(invalid("a chunk without its CRLF")),
         }
     }
+}
+
+/// The error for a body or chunk announcing `size` bytes with room for
+/// `max`.
+fn over_limit(what: &str, size: u64, max: usize) -> io::Error {
+    invalid(&format!(
+        "{} of {} bytes, over the limit of {} bytes",
+        what, size, max
+    ))
 }
 
 impl Body<'_> {

@@ -7,7 +7,7 @@
 //! (RFC 2104, FIPS 180-4) of everything before the tag under the key named
 //! by its id, in base64url. The core binds the state to its request
 //! (method, tool/prompt/URI name, arguments) and to the principal before
-//! it is sealed, and checks both after it is opened (`input.rs`).
+//! it is sealed, and checks both after it is opened (`input/mod.rs`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -37,6 +37,11 @@ const VERSION: &str = "v1";
 /// - Every failure (tampered, truncated, expired, unknown key, another
 ///   request or principal) is `-32602` with a short reason that says
 ///   nothing of the state.
+///
+/// - **It stores nothing on the server**, so no caller's flood of first
+///   calls can crowd out another's pending state: the per-caller shares
+///   of [`ServerStateStore`](crate::ServerStateStore) do not apply, and
+///   this is the codec for a busy server (DESIGN.md §26).
 ///
 /// What it does not do:
 /// - **It signs; it does not encrypt.** The client can read the state: the

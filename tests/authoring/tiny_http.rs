@@ -352,6 +352,8 @@ fn start_example() -> Example {
     );
     let mut child = Command::new(&path)
         .arg("127.0.0.1:0")
+        // An abort ends the process at once, without a backtrace to print.
+        .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -396,4 +398,45 @@ fn the_example_serves_its_page_and_the_endpoint() {
     let answer = conn.request(&call, "the example's echo");
     answer.expect_status(200, "echo");
     assert_eq!(text_of(&answer.rpc()), "hello");
+}
+
+// DESIGN.md §6, §26 (issue 27 item 8): a request announcing an enormous
+// body is answered 413 and disposed of without letting tiny_http allocate
+// the announced size, so the program lives on and serves the next one.
+#[test]
+fn an_enormous_content_length_is_413_and_the_program_lives_on() {
+    use std::io::{Read, Write};
+    let mut example = start_example();
+    let mut conn = std::net::TcpStream::connect(example.addr).expect("connect to the example");
+    conn.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Length: 4611686018427387904\r\n\r\n",
+        example.addr
+    );
+    conn.write_all(head.as_bytes()).expect("send the head");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains("HTTP/1.1 413") {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    let seen = String::from_utf8_lossy(&seen).into_owned();
+    assert!(seen.contains("HTTP/1.1 413"), "no 413 answer: {:?}", seen);
+    // tiny_http's allocation would come right after the answer is written,
+    // on another thread: later requests, one after another, follow it.
+    for n in 0..20 {
+        let page = send(example.addr, &Req::to("GET", "/"), "the page after the 413");
+        page.expect_status(
+            200,
+            &format!("GET / {} after the enormous Content-Length", n),
+        );
+    }
+    assert!(
+        matches!(example.child.try_wait(), Ok(None)),
+        "the example exited"
+    );
 }

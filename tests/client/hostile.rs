@@ -409,6 +409,11 @@ fn discover_reply(text: &str) -> Option<Reply> {
 /// A `tools/call` against a 2026-07-28 HTTP server whose other requests
 /// `call` answers; the call's error.
 fn http_2026_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
+    http_2026_call_by(quick(), call)
+}
+
+/// As [`http_2026_call`], by a client built with `builder`.
+fn http_2026_call_by(builder: ClientBuilder, call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
     let script: Arc<Script> = Arc::new(move |text: &str| {
         if text.contains("server/discover") {
             discover_reply(text)
@@ -417,7 +422,7 @@ fn http_2026_call(call: fn(&str) -> Option<Reply>) -> tiny_mcp::Error {
         }
     });
     let (url, _) = http_server(script);
-    let client = quick().connect_http(&url).expect("connect");
+    let client = builder.connect_http(&url).expect("connect");
     client.call_tool("t", Value::Null).unwrap_err()
 }
 
@@ -459,6 +464,35 @@ fn misbehaving_http_servers_get_clear_errors() {
         Some(Reply::Drip(head, b": keepalive\r\n\r\n".to_vec()))
     });
     assert!(is_timeout(&dripping), "{:?}", dripping);
+}
+
+// RFC 9112 §7.1, DESIGN.md §6 (issue 27 item 9): a chunk announcing more
+// than the answer may hold (the largest u64, or past max_message_bytes)
+// fails the call at once with a clear error, not after the timeout: the
+// client waits 60 s, and the error must not be the timeout's.
+#[test]
+fn an_impossible_chunk_size_fails_at_once() {
+    let sizes: [fn(&str) -> Option<Reply>; 2] = [
+        |_| Some(Reply::Keep(chunked_head("ffffffffffffffff"))),
+        |_| Some(Reply::Keep(chunked_head("2000000"))),
+    ];
+    for call in sizes {
+        let patient = Client::builder("hostile-test", "1").request_timeout(Duration::from_secs(60));
+        let err = http_2026_call_by(patient, call);
+        assert!(!is_timeout(&err), "{:?}", err);
+        assert!(err.to_string().contains("over the limit of"), "{}", err);
+    }
+}
+
+/// A 200 JSON answer whose first chunk announces `size` (hex) bytes and
+/// brings one.
+fn chunked_head(size: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{}\r\n{{",
+        size
+    )
+    .into_bytes()
 }
 
 // CANCEL-2: a 2026-07-28 call over HTTP whose server has not answered yet

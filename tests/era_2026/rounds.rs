@@ -4,7 +4,8 @@
 use super::*;
 use serde_json::{json, Value};
 use tiny_mcp::{
-    CallToolResult, ElicitRequestFormParams, JsonObject, MemoryClient, RequestContext, Server, Tool,
+    CallToolResult, ElicitRequestFormParams, JsonObject, MemoryClient, RequestContext, Server,
+    ServerStateStore, Tool,
 };
 
 /// Calls `tool` with `extra` params (inputResponses, requestState) and
@@ -509,6 +510,43 @@ fn request_state_is_bound_to_the_arguments() {
     same["inputResponses"] = answers;
     let done = client.request("tools/call", Some(same)).unwrap();
     assert_eq!(done["content"][0]["text"], "Accept", "{}", done);
+}
+
+// MRTR-5, DESIGN.md §26 (issue 27 item 4): one caller's many first calls
+// drop its own oldest stored states, never another caller's: a quiet
+// client's retry still completes after a busy client's flood.
+#[test]
+fn a_busy_caller_cannot_evict_another_callers_request_state() {
+    let store = ServerStateStore::new(std::time::Duration::from_secs(600), 100);
+    let server = Server::builder(SERVER_NAME, SERVER_VERSION)
+        .tool(Tool::new("ask_name", json!({"type": "object"})), ask_name)
+        .request_state_codec(store)
+        .build();
+    let caps = json!({"elicitation": {}});
+    let mut quiet = memory(&server);
+    let first = ok(
+        call_mrtr(&mut quiet, "ask_name", json!({}), caps.clone()),
+        "quiet",
+    );
+    let (_, state) = input_required(&first, "the quiet client's first call");
+    let mut busy = memory(&server);
+    for n in 0..300 {
+        let flood = ok(
+            call_mrtr(&mut busy, "ask_name", json!({}), caps.clone()),
+            "busy",
+        );
+        input_required(&flood, &format!("busy call {}", n));
+    }
+    let done = ok(
+        call_mrtr(
+            &mut quiet,
+            "ask_name",
+            json!({"inputResponses": {"input-0": accept("Quiet")}, "requestState": state}),
+            caps,
+        ),
+        "the quiet client's retry after the flood",
+    );
+    assert_eq!(text_of(&done), "hello Quiet");
 }
 
 fn asking_server() -> Server {

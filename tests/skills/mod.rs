@@ -318,6 +318,40 @@ fn broken_skills_are_refused_by_name() {
     assert!(err.to_string().contains("over the limit of 512"), "{}", err);
 }
 
+// SEP-2640 "Limits", DESIGN.md §6 (issue 27 item 9): a file larger than
+// the limit is refused by its size, before it is read (a sparse 1 GiB
+// file: reading it whole would hold 1 GiB), naming its size and the limit.
+#[test]
+fn a_file_over_the_limit_is_refused_by_its_size() {
+    let tree = Tree::new("huge");
+    tree.file("huge/SKILL.md", "---\nname: huge\ndescription: d\n---\n");
+    let file = fs::File::create(tree.path().join("huge/big.bin")).expect("create big.bin");
+    file.set_len(1 << 30).expect("a sparse 1 GiB file");
+    let err = Server::builder("s", "1")
+        .skills_dir(tree.path())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("big.bin is 1073741824 bytes"), "{}", err);
+    assert!(err.contains("over the limit of 16777216 bytes"), "{}", err);
+}
+
+// SEP-2640 "Skill Format" (issue 27 item 9): symbolic links are not
+// followed, and a linked SKILL.md is reported as one, not as missing.
+#[cfg(unix)]
+#[test]
+fn a_linked_skill_md_is_reported_as_a_link() {
+    let tree = Tree::new("linked");
+    tree.file("elsewhere.md", "---\nname: linked\ndescription: d\n---\n");
+    fs::create_dir_all(tree.path().join("linked")).expect("the skill's folder");
+    let target = tree.path().join("elsewhere.md");
+    std::os::unix::fs::symlink(target, tree.path().join("linked/SKILL.md")).expect("a link");
+    let err = Server::builder("s", "1")
+        .skills_dir(tree.path())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("SKILL.md is a symbolic link"), "{}", err);
+}
+
 // Runtime add and remove (ServerHandle): a server without skills declares
 // the extension once one is added, and a removed skill is gone.
 #[test]

@@ -8,6 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ffi::OsString;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -90,11 +91,9 @@ fn load_skill(segments: &[String], dir: &Path) -> Result<Skill, Error> {
     let mut total = 0u64;
     for rel in relative {
         let on_disk = rel.iter().fold(dir.to_path_buf(), |p, s| p.join(s));
-        let bytes = fs::read(&on_disk).map_err(|e| fail(e.to_string()))?;
+        let bytes = read_within(&on_disk, MAX_BYTES - total)
+            .map_err(|why| fail(format!("{}{}", rel.join("/"), why)))?;
         total += bytes.len() as u64;
-        if total > MAX_BYTES {
-            return Err(fail(format!("over the limit of {} bytes", MAX_BYTES)));
-        }
         files.push(SkillFile::new(
             format!("{}/{}", base, encode_path(&rel)),
             &rel,
@@ -104,7 +103,7 @@ fn load_skill(segments: &[String], dir: &Path) -> Result<Skill, Error> {
     let manifest = files
         .iter()
         .find(|f| f.relative == SKILL_MD)
-        .ok_or_else(|| fail("no SKILL.md".into()))?;
+        .ok_or_else(|| fail(no_manifest(dir)))?;
     let text =
         std::str::from_utf8(&manifest.bytes).map_err(|_| fail("SKILL.md is not UTF-8".into()))?;
     let front = frontmatter::parse(text).map_err(fail)?;
@@ -114,6 +113,50 @@ fn load_skill(segments: &[String], dir: &Path) -> Result<Skill, Error> {
         frontmatter: front,
         files,
     })
+}
+
+/// The file at `path`, read only when its size is at most `room` bytes,
+/// and then at most `room` bytes of it (a file that grew meanwhile is
+/// refused, never read whole).
+///
+/// # Errors
+///
+/// The reason, to follow the file's name: " is 1073741824 bytes, over
+/// the limit of …", or ": " and the I/O error.
+fn read_within(path: &Path, room: u64) -> Result<Vec<u8>, String> {
+    let over = |size: u64| {
+        let limit = MAX_BYTES;
+        format!(
+            " is {} bytes, over the limit of {} bytes per skill",
+            size, limit
+        )
+    };
+    let mut file = fs::File::open(path).map_err(|e| format!(": {}", e))?;
+    let size = file.metadata().map_err(|e| format!(": {}", e))?.len();
+    if size > room {
+        return Err(over(size));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut file)
+        .take(room.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!(": {}", e))?;
+    if bytes.len() as u64 > room {
+        return Err(over(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Why a skill directory has no `SKILL.md` among its files: symbolic
+/// links are not followed, so a linked one is named as such.
+fn no_manifest(dir: &Path) -> String {
+    match fs::symlink_metadata(dir.join(SKILL_MD)) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            "SKILL.md is a symbolic link, and links are not followed".into()
+        }
+        Ok(_) => "SKILL.md is not a regular file".into(),
+        Err(_) => "no SKILL.md".into(),
+    }
 }
 
 /// SEP-2640 "Skill Format", "Resource Mapping": `name` and `description`
@@ -217,6 +260,20 @@ fn encode_path(segments: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // DESIGN.md §6 (issue 27 item 9): a file over the limit is refused by
+    // its size: a sparse 1 GiB file costs no memory to refuse.
+    #[test]
+    fn a_huge_file_is_refused_without_reading_it() {
+        let path = std::env::temp_dir().join(format!("tiny-mcp-huge-{}", std::process::id()));
+        let file = fs::File::create(&path).expect("create a temporary file");
+        file.set_len(1 << 30).expect("a sparse 1 GiB file");
+        let (read, peak) = crate::test_alloc::peak_during(|| read_within(&path, MAX_BYTES));
+        let _ = fs::remove_file(&path);
+        let why = read.expect_err("a 1 GiB file is refused");
+        assert!(why.contains("over the limit of 16777216 bytes"), "{}", why);
+        assert!(peak < 1 << 20, "{} bytes held to refuse it", peak);
+    }
 
     #[test]
     fn paths_are_percent_encoded() {

@@ -292,7 +292,10 @@ impl HttpServerBuilder {
 
     /// Most bytes of events all sessions together keep for resumption.
     /// Past it, a session opening a stream forgets its own oldest finished
-    /// streams. Defaults to 256 MiB.
+    /// streams. Defaults to 256 MiB. It counts the events' JSON bytes;
+    /// the process may hold about 2.5 times as much (a trial filling the
+    /// default reached 648 MiB resident, everything else it held
+    /// included): plan memory for that (DESIGN.md §6).
     pub fn max_retained_bytes(mut self, n: usize) -> Self {
         self.config.max_retained_bytes = n;
         self

@@ -19,7 +19,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -76,9 +76,13 @@ use crate::server::{current_request, Server};
 /// tiny_http 0.12.0 skips a body left unread (a request refused, or one
 /// whose client never sent the body it announced) by allocating a buffer
 /// of the size its `Content-Length` announces, so a request announcing an
-/// enormous body aborts the program, whichever handler answers it: in
-/// front of a tiny_http server that untrusted clients reach, put a proxy
-/// that bounds request bodies.
+/// enormous body aborts the program when it is dropped. The mount answers
+/// such a request on its endpoint 413 and leaves its connection open
+/// rather than drop it (above 64 MiB announced; each holds a socket and a
+/// tiny_http thread until the process ends, and is logged at `warn`). The
+/// program's own handlers get no such care: in front of a tiny_http
+/// server that untrusted clients reach, put a proxy that bounds request
+/// bodies.
 ///
 /// # Example
 ///
@@ -191,7 +195,8 @@ impl TinyHttpMount {
         let head = match read_head(&request, shared.config.max_body_bytes) {
             Ok(head) => head,
             Err(error) => {
-                return finish(shared, request, unreadable(shared, error), Peer::closing())
+                let answer = unreadable(shared, error);
+                return finish_unread(shared, request, answer, Peer::closing());
             }
         };
         let peer = Peer {
@@ -200,7 +205,7 @@ impl TinyHttpMount {
         };
         let answer = match admit(shared, &head) {
             // The body, unread, is tiny_http's to skip after the answer.
-            Admission::Answer(answer) => answer,
+            Admission::Answer(answer) => return finish_unread(shared, request, answer, peer),
             Admission::Pass(principal) => {
                 match read_body(&mut request, head, shared.config.max_body_bytes) {
                     Ok(full) => route(shared, &full, principal),
@@ -347,6 +352,52 @@ fn finish(shared: &Shared, request: tiny_http::Request, answer: Answer, peer: Pe
         }
     }
 }
+
+/// Writes `answer` to a request whose body was left unread. tiny_http
+/// 0.12 skips such a body by allocating a buffer of the size its
+/// `Content-Length` announces, which aborts the program when the size
+/// cannot be allocated; up to [`SKIP_LIMIT_BYTES`] it is left to do so.
+/// A larger one is disposed of without it: the answer goes out after an
+/// interim `100` through `Request::upgrade`, with `Connection: close`,
+/// and the connection is leaked (never dropped: its reader would make the
+/// allocation), holding its socket and one tiny_http thread until the
+/// process ends (about what an idle connection to tiny_http holds, which
+/// tiny_http never times out). tiny_http offers no way to close a
+/// connection from outside, so their number is counted and logged, not
+/// bounded: in front of a server untrusted clients reach, put a proxy
+/// that bounds request bodies.
+fn finish_unread(shared: &Shared, request: tiny_http::Request, answer: Answer, peer: Peer) {
+    let announced = request.body_length().unwrap_or(0);
+    let response = match answer {
+        Answer::Whole(response) if announced > SKIP_LIMIT_BYTES => response,
+        answer => return finish(shared, request, answer, peer),
+    };
+    let disposed = DISPOSED.fetch_add(1, Ordering::AcqRel) + 1;
+    log::warn!(
+        "a request announcing a {}-byte body was refused; its connection is left open ({} so far)",
+        announced,
+        disposed
+    );
+    let interim = tiny_http::Response::empty(100);
+    let mut out = RawWriter(Box::new(request.upgrade("none", interim)));
+    let common = &shared.config.response_headers;
+    if let Err(e) = response
+        .write_to(&mut out, false, common)
+        .and_then(|_| out.flush())
+    {
+        log::debug!("could not answer a request: {}", e);
+    }
+    // Dropping it would make tiny_http allocate the announced size.
+    std::mem::forget(out);
+}
+
+/// The largest unread body left to tiny_http to skip: its buffer of this
+/// size is zeroed memory the system maps lazily, filled only by what the
+/// client really sends.
+const SKIP_LIMIT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Connections leaked by [`finish_unread`] so far.
+static DISPOSED: AtomicUsize = AtomicUsize::new(0);
 
 /// A whole response through `Request::respond`, with the program's
 /// headers of every response (`common`). tiny_http adds `Date`, `Server`

@@ -15,24 +15,24 @@
 //! expiring key; [`RequestStateCodec`] lets a program authenticate the state
 //! itself instead, e.g. with a MAC under a key shared by several instances.
 
-use std::collections::{HashMap, VecDeque};
-use std::fmt;
-use std::time::{Duration, Instant};
-
 use parking_lot::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::caller::Caller;
 use super::envelope::decorate;
+use crate::error::to_json;
 use crate::error::Error;
-use crate::error::{to_json, to_json_bytes};
 use crate::jsonrpc::{ErrorObject, JsonObject, Request};
 use crate::protocol::CreateMessageResult;
 use crate::protocol::{
     methods, CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ListRootsResult,
 };
 use crate::server::session::Session;
+
+mod store;
+
+pub use store::ServerStateStore;
 
 /// One request for the client's input: `{"method", "params"}`, where
 /// `method` is `elicitation/create`, `sampling/createMessage` or
@@ -158,125 +158,19 @@ pub trait RequestStateCodec: Send + Sync + 'static {
     ///
     /// When `token` is unknown, tampered with, or expired.
     fn decode(&self, token: &str) -> Result<Value, Error>;
-}
 
-/// The default [`RequestStateCodec`]: states stay in server memory, and the
-/// client holds only a random key (a UUID v4, 122 random bits).
-///
-/// Entries expire after a time to live (default 10 minutes) and the store
-/// holds at most a number of entries (default 10,000; when full, expired
-/// entries and then the oldest go). A retry must reach the same process.
-pub struct ServerStateStore {
-    entries: Mutex<Entries>,
-    ttl: Duration,
-    max_entries: usize,
-    max_bytes: usize,
-}
-
-/// The stored states, with their serialized sizes added up.
-#[derive(Default)]
-struct Entries {
-    map: HashMap<String, (Instant, usize, Value)>,
-    /// The keys in the order they were stored, which is the order they
-    /// expire in: the oldest go first in O(1), never by a scan.
-    order: VecDeque<String>,
-    bytes: usize,
-}
-
-impl fmt::Debug for ServerStateStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let entries = self.entries.lock();
-        f.debug_struct("ServerStateStore")
-            .field("entries", &entries.map.len())
-            .field("bytes", &entries.bytes)
-            .field("ttl", &self.ttl)
-            .finish()
-    }
-}
-
-impl ServerStateStore {
-    /// A store whose entries live `ttl` and that holds at most
-    /// `max_entries`, and at most 64 MiB of states (see
-    /// [`with_max_bytes`](Self::with_max_bytes)).
-    pub fn new(ttl: Duration, max_entries: usize) -> ServerStateStore {
-        ServerStateStore {
-            entries: Mutex::new(Entries::default()),
-            ttl,
-            max_entries: max_entries.max(1),
-            max_bytes: 64 * 1024 * 1024,
-        }
-    }
-
-    /// Bounds the states held by their size as JSON, in bytes: past it the
-    /// oldest go first, and a single state larger than the bound is
-    /// refused (the request then fails with `-32603`). A peer controls
-    /// what a state holds (its answers, the request's arguments), so the
-    /// count alone bounds nothing. Defaults to 64 MiB.
-    pub fn with_max_bytes(mut self, max_bytes: usize) -> ServerStateStore {
-        self.max_bytes = max_bytes;
-        self
-    }
-}
-
-impl Default for ServerStateStore {
-    fn default() -> Self {
-        ServerStateStore::new(Duration::from_secs(600), 10_000)
-    }
-}
-
-impl Entries {
-    /// Drops expired entries, then the oldest, until `size` more bytes
-    /// and one more entry fit. Amortized O(1) per stored state.
-    fn make_room(&mut self, size: usize, store: &ServerStateStore, now: Instant) {
-        let full =
-            |e: &Entries| e.map.len() >= store.max_entries || e.bytes + size > store.max_bytes;
-        loop {
-            let expired = match self.order.front().and_then(|k| self.map.get(k)) {
-                Some((at, _, _)) => now.duration_since(*at) >= store.ttl,
-                // A key whose entry is gone already: drop it.
-                None => !self.order.is_empty(),
-            };
-            if !(expired || full(self)) {
-                return;
-            }
-            match self.order.pop_front() {
-                Some(key) => {
-                    if let Some((_, n, _)) = self.map.remove(&key) {
-                        self.bytes -= n;
-                    }
-                }
-                None => return,
-            }
-        }
-    }
-}
-
-impl RequestStateCodec for ServerStateStore {
-    fn encode(&self, state: &Value) -> Result<String, Error> {
-        let size = to_json_bytes("the request's state", state)?.len();
-        if size > self.max_bytes {
-            return Err(Error::msg(format!(
-                "the request's state is {} bytes; the store holds at most {}",
-                size, self.max_bytes
-            )));
-        }
-        let key = uuid::Uuid::new_v4().simple().to_string();
-        let now = Instant::now();
-        let mut entries = self.entries.lock();
-        entries.make_room(size, self, now);
-        entries.bytes += size;
-        entries.order.push_back(key.clone());
-        entries.map.insert(key.clone(), (now, size, state.clone()));
-        Ok(key)
-    }
-
-    fn decode(&self, token: &str) -> Result<Value, Error> {
-        let entries = self.entries.lock();
-        match entries.map.get(token) {
-            Some((at, _, state)) if at.elapsed() < self.ttl => Ok(state.clone()),
-            Some(_) => Err(Error::invalid_params("requestState expired")),
-            None => Err(Error::invalid_params("unknown or tampered requestState")),
-        }
+    /// Encodes `state` for the client to echo back, on behalf of `caller`:
+    /// a stable text naming who the state is counted against (the
+    /// principal, else the session, else the peer address; DESIGN.md §26).
+    /// The crate calls this one; a codec that keeps nothing per caller
+    /// leaves it as it is, which calls [`encode`](Self::encode).
+    ///
+    /// # Errors
+    ///
+    /// As [`encode`](Self::encode).
+    fn encode_for(&self, caller: &str, state: &Value) -> Result<String, Error> {
+        let _ = caller;
+        self.encode(state)
     }
 }
 
@@ -470,7 +364,7 @@ pub(crate) fn input_required(
     let token = session
         .server
         .state_codec
-        .encode(&state)
+        .encode_for(&caller.key(session.lasting_key()).to_string(), &state)
         .map_err(|e| ErrorObject::internal(format!("cannot encode requestState: {}", e)))?;
     let mut result = JsonObject::new();
     result.insert("resultType".into(), Value::from("input_required"));
@@ -484,45 +378,6 @@ pub(crate) fn input_required(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // MRTR-5: the default codec rejects keys it did not mint.
-    #[test]
-    fn store_round_trip_and_tamper() {
-        let store = ServerStateStore::default();
-        let token = store.encode(&serde_json::json!({"a": 1})).unwrap();
-        assert_eq!(store.decode(&token).unwrap()["a"], 1);
-        let mut tampered = token.clone();
-        tampered.push('x');
-        assert!(store.decode(&tampered).is_err());
-        assert!(store.decode("").is_err());
-    }
-
-    #[test]
-    fn store_expires_and_is_bounded() {
-        let store = ServerStateStore::new(Duration::from_secs(0), 2);
-        let token = store.encode(&Value::Null).unwrap();
-        assert!(store.decode(&token).is_err(), "a zero ttl expires at once");
-        let store = ServerStateStore::new(Duration::from_secs(60), 2);
-        let first = store.encode(&Value::from(1)).unwrap();
-        store.encode(&Value::from(2)).unwrap();
-        store.encode(&Value::from(3)).unwrap();
-        assert!(
-            store.decode(&first).is_err(),
-            "the oldest entry was dropped"
-        );
-    }
-
-    // Limits: a peer cannot grow the store past its byte bound.
-    #[test]
-    fn store_is_bounded_in_bytes() {
-        let store = ServerStateStore::new(Duration::from_secs(60), 100).with_max_bytes(100);
-        let big = Value::from("x".repeat(60));
-        let first = store.encode(&big).unwrap();
-        let second = store.encode(&big).unwrap();
-        assert!(store.decode(&first).is_err(), "the oldest made room");
-        assert!(store.decode(&second).is_ok());
-        assert!(store.encode(&Value::from("y".repeat(200))).is_err());
-    }
 
     #[test]
     fn capabilities_of_input_requests() {
