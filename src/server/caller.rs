@@ -283,14 +283,6 @@ pub(crate) struct PrincipalKey {
     pub(crate) client_id: Option<String>,
 }
 
-impl CallerKey {
-    /// `true` for a caller with a principal (an authenticated one).
-    #[allow(dead_code)] // until the task and session shares use it
-    pub(crate) fn is_principal(&self) -> bool {
-        matches!(self, CallerKey::Principal(_))
-    }
-}
-
 impl fmt::Display for CallerKey {
     /// A stable text form, for keys of stores and for logs: the parts are
     /// separated by NUL, which no header or claim value the crate accepts
@@ -365,7 +357,7 @@ mod tests {
             ..anonymous
         };
         let key = signed.key(Some(9));
-        assert!(key.is_principal());
+        assert!(matches!(key, CallerKey::Principal(_)));
         assert_eq!(key.to_string(), "principal\u{0}\u{0}alice\u{0}c");
     }
 

@@ -36,12 +36,6 @@ impl PeerSource {
                 .or(socket),
         }
     }
-
-    /// `true` unless per-peer shares are off.
-    #[allow(dead_code)] // until the task and session shares use it
-    pub(crate) fn is_on(&self) -> bool {
-        !matches!(self, PeerSource::Off)
-    }
 }
 
 /// The last address of a comma-separated list (`X-Forwarded-For: a, b`:
