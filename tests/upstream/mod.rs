@@ -305,7 +305,10 @@ fn session_end_closes_the_upstream_and_ended_sessions_are_404() {
 // HTTP-18: an idle session expires; the sweep ends it and tells the upstream.
 #[test]
 fn idle_sessions_are_swept() {
-    let proxy = proxy(Duration::from_millis(1));
+    // Long enough that the client's `notifications/initialized` finds the
+    // session alive (a request to an expired session ends it itself, and
+    // the sweep would find nothing), short enough to poll for.
+    let proxy = proxy(Duration::from_millis(300));
     // No handlers, so no GET stream: an open stream keeps a session alive.
     let client = Client::builder("idler", "1")
         .era(Era::V2025_11_25)
@@ -313,7 +316,7 @@ fn idle_sessions_are_swept() {
         .expect("connect");
     next_seen(&proxy, |s| matches!(s, Seen::Opened(_)));
     let key = proxy.sessions.lock()[0].key();
-    // Idle for 1 ms: a few sweeps at most (bounded by WAIT).
+    // Idle for 300 ms: swept once it is (bounded by WAIT).
     let deadline = std::time::Instant::now() + WAIT;
     let mut ended = 0;
     while ended == 0 && std::time::Instant::now() < deadline {
