@@ -77,7 +77,9 @@ fn main() {
         Ok(codec) => codec,
         Err(e) => return eprintln!("sealed: {}", e),
     };
-    let store = ServerStateStore::new(Duration::from_secs(600), ops * 2);
+    // One caller encodes every state here: its share is the whole store.
+    let store = ServerStateStore::new(Duration::from_secs(600), ops * 2)
+        .with_max_entries_per_caller(ops * 2);
     let codecs: [(&str, &dyn RequestStateCodec); 2] = [("sealed", &sealed), ("in-memory", &store)];
     let mut results = vec![(Vec::new(), Vec::new()); codecs.len()];
     for _ in 0..runs {
