@@ -190,25 +190,24 @@ impl HttpSession {
         self.used.store(true, Ordering::Relaxed);
     }
 
+    /// Holding no request in flight and no open stream.
+    fn quiet(&self) -> bool {
+        self.core.in_flight_count() == 0 && !self.streams.lock().list.iter().any(|s| s.is_live())
+    }
+
     /// Never used since `initialize`, and holding no request or stream.
     fn unused_and_quiet(&self) -> bool {
-        !self.used.load(Ordering::Relaxed)
-            && self.core.in_flight_count() == 0
-            && !self.streams.lock().list.iter().any(|s| s.is_live())
+        !self.used.load(Ordering::Relaxed) && self.quiet()
     }
 
     /// Holds nothing a client would lose if it went: no request in
     /// flight, no open stream, no resource subscription.
     fn holds_nothing(&self) -> bool {
-        self.core.in_flight_count() == 0
-            && !self.core.has_subscriptions()
-            && !self.streams.lock().list.iter().any(|s| s.is_live())
+        self.quiet() && !self.core.has_subscriptions()
     }
 
     pub(crate) fn expired(&self, idle: Duration) -> bool {
-        self.last_seen.lock().elapsed() > idle
-            && self.core.in_flight_count() == 0
-            && !self.streams.lock().list.iter().any(|s| s.is_live())
+        self.last_seen.lock().elapsed() > idle && self.quiet()
     }
 
     /// A new POST stream, or `None` at the open-stream limit.
