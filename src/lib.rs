@@ -433,8 +433,13 @@ pub use protocol::{
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 pub use protocol::{ListRootsResult, Root};
+// MCP Apps (the `io.modelcontextprotocol/ui` extension): views of tools.
 pub use protocol::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
 pub use protocol::{ProgressNotificationParams, ProgressToken};
+pub use protocol::{
+    ToolUiMeta, ToolVisibility, UiPermissions, UiResourceCsp, UiResourceMeta, UI_MIME_TYPE,
+    UI_RESOURCE_URI_KEY, UI_SCHEME,
+};
 // Method, notification, `_meta` key and version names, as the spec spells
 // them.
 pub use protocol::{extensions, meta, methods, notifications, versions};

@@ -7,6 +7,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use super::duplex::{Duplex, DuplexLimits};
 use super::http::{Credentials, FixedToken, HttpLink, HttpSettings, TokenFn};
 use super::http_sse;
@@ -16,7 +18,7 @@ use super::params::ParamHeaders;
 use super::stdio::{ChildProcess, StderrMode, StdioSettings};
 use super::Client;
 use crate::error::Error;
-use crate::jsonrpc::Notification;
+use crate::jsonrpc::{JsonObject, Notification};
 use crate::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
     Implementation, ListRootsResult, Root,
@@ -338,6 +340,45 @@ impl ClientBuilder {
         f: impl Fn() -> Result<ListRootsResult, Error> + Send + Sync + 'static,
     ) -> ClientBuilder {
         self.handlers.roots = Some(Arc::new(f));
+        self
+    }
+
+    /// Declares the MCP Apps extension (`io.modelcontextprotocol/ui`) with
+    /// the view types the program renders, usually
+    /// `[tiny_mcp::UI_MIME_TYPE]` (`text/html;profile=mcp-app`): servers
+    /// may then list tools with views and shape results for them. The
+    /// program is the host: it reads a tool's view with
+    /// [`Tool::ui`](crate::Tool::ui) and
+    /// [`Client::read_resource`](crate::Client::read_resource)
+    /// ([`ResourceContents::ui`](crate::ResourceContents::ui) for its
+    /// sandbox), leaves tools that are not
+    /// [`Tool::is_visible_to_model`](crate::Tool::is_visible_to_model)
+    /// out of its model's list, and forwards its views' calls with
+    /// [`Client::call_tool`](crate::Client::call_tool) (refusing a view's
+    /// call of a tool whose visibility leaves out `"app"`).
+    ///
+    /// Spec: MCP Apps "Client (Host) Capabilities" (2026-01-26).
+    pub fn ui_extension<S: Into<String>>(
+        self,
+        mime_types: impl IntoIterator<Item = S>,
+    ) -> ClientBuilder {
+        let types: Vec<Value> = mime_types
+            .into_iter()
+            .map(|t| Value::from(t.into()))
+            .collect();
+        let mut settings = JsonObject::new();
+        settings.insert("mimeTypes".into(), Value::Array(types));
+        self.extension(crate::protocol::extensions::UI, settings)
+    }
+
+    /// Declares the extension `id` (e.g. `io.modelcontextprotocol/ui`)
+    /// with its `settings` object under `capabilities.extensions`, in
+    /// `initialize` and in every 2026-07-28 request's `_meta`; a second
+    /// declaration of `id` replaces the first.
+    pub fn extension(mut self, id: &str, settings: JsonObject) -> ClientBuilder {
+        self.handlers
+            .extensions
+            .insert(id.into(), Value::Object(settings));
         self
     }
 

@@ -35,6 +35,9 @@ pub(crate) struct Handlers {
     pub(crate) elicitation: Option<Arc<ElicitationFn>>,
     pub(crate) roots: Option<Arc<RootsFn>>,
     pub(crate) notification: Option<Arc<NotificationFn>>,
+    /// The extensions the program declares, by identifier
+    /// ([`ClientBuilder::extension`](crate::ClientBuilder::extension)).
+    pub(crate) extensions: JsonObject,
 }
 
 impl Handlers {
@@ -62,6 +65,10 @@ impl Handlers {
         }
         if self.roots.is_some() {
             caps.roots = Some(JsonObject::new());
+        }
+        for (id, settings) in &self.extensions {
+            let settings = settings.as_object().cloned().unwrap_or_default();
+            caps = caps.with_extension(id, settings);
         }
         caps
     }

@@ -186,18 +186,31 @@ pub struct ServerCapabilities {
 }
 
 impl ServerCapabilities {
-    /// `true` when `extensions` names `id` (2026-07-28).
-    pub(crate) fn declares_extension(&self, id: &str) -> bool {
+    /// `true` when `extensions` names `id` (e.g.
+    /// `io.modelcontextprotocol/ui`, which a server declares in every era).
+    pub fn declares_extension(&self, id: &str) -> bool {
         self.extensions
             .as_ref()
             .map_or(false, |e| e.contains_key(id))
     }
 
-    /// What `initialize` declares: without the 2026-07-28 `extensions`.
+    /// What `initialize` declares: of the `extensions`, only MCP Apps,
+    /// which negotiates through `initialize` in every era (its "Client<>Server
+    /// Capability Negotiation"); the others are 2026-07-28's.
     pub(crate) fn for_era(&self, era: super::Era) -> ServerCapabilities {
         let mut capabilities = self.clone();
         match era {
-            super::Era::V2025_11_25 => capabilities.extensions = None,
+            super::Era::V2025_11_25 => {
+                let ui = capabilities
+                    .extensions
+                    .take()
+                    .and_then(|mut e| e.remove_entry(super::extensions::UI));
+                capabilities.extensions = ui.map(|(id, settings)| {
+                    let mut only = JsonObject::new();
+                    only.insert(id, settings);
+                    only
+                });
+            }
             super::Era::V2026_07_28 => capabilities.tasks = None,
         }
         capabilities

@@ -5,6 +5,7 @@
 //! Optional fields are `Option` and skipped when `None`. Types that users
 //! build have a `new` with the required fields and `with_*` for the rest.
 
+mod apps;
 mod completion;
 mod content;
 mod elicitation;
@@ -20,6 +21,7 @@ mod schema;
 mod tasks;
 mod tools;
 
+pub use apps::*;
 pub use completion::*;
 pub use content::*;
 pub use elicitation::*;
@@ -139,6 +141,9 @@ pub mod extensions {
     pub const TASKS: &str = "io.modelcontextprotocol/tasks";
     /// Skills (SEP-2640): skills served as resources.
     pub const SKILLS: &str = "io.modelcontextprotocol/skills";
+    /// MCP Apps: tools with interactive views (SEP-1865, 2026-01-26),
+    /// declared in both eras.
+    pub const UI: &str = "io.modelcontextprotocol/ui";
 }
 
 /// Method names, spelled as the spec spells them.

@@ -29,6 +29,7 @@ use crate::protocol::{
     ServerCapabilities, Tool,
 };
 
+mod apps;
 mod extensions;
 mod limits;
 
@@ -54,6 +55,10 @@ pub(crate) struct Config {
     pub(crate) max_listen_streams: usize,
     pub(crate) end_of_input_grace: Duration,
     pub(crate) handler_exit_timeout: Duration,
+    /// [`ServerBuilder::list_ui_resources`].
+    pub(crate) list_ui_resources: bool,
+    /// [`ServerBuilder::hide_ui_from_text_clients`].
+    pub(crate) hide_ui_from_text_clients: bool,
 }
 
 impl Default for Config {
@@ -70,6 +75,8 @@ impl Default for Config {
             max_listen_streams: 10_000,
             end_of_input_grace: Duration::from_secs(1),
             handler_exit_timeout: Duration::from_secs(5),
+            list_ui_resources: true,
+            hide_ui_from_text_clients: false,
         }
     }
 }
@@ -491,7 +498,29 @@ impl ServerBuilder {
     /// `completions` with a completion handler, and always `logging`.
     /// Adding the first item of a kind while serving declares that kind
     /// from then on.
+    ///
+    /// # Panics
+    ///
+    /// When [`try_build`](Self::try_build) fails: a tool names an MCP Apps
+    /// view that is not registered.
     pub fn build(self) -> Server {
+        match self.try_build() {
+            Ok(server) => server,
+            Err(e) => panic!("ServerBuilder::build: {}", e),
+        }
+    }
+
+    /// [`build`](Self::build), with the checks of what was registered as
+    /// an error.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) when
+    /// a tool's `_meta.ui.resourceUri` names no view added with
+    /// [`ui_resource`](Self::ui_resource) (MCP Apps "Resource Discovery":
+    /// the resource must exist on the server).
+    pub fn try_build(self) -> Result<Server, crate::error::Error> {
+        super::apps::check_tools(&self.registry)?;
         for item in self.scopes.unknown(&self.registry) {
             log::warn!(
                 "scopes are set for {}, which is not registered: until it is, only the \
@@ -521,7 +550,10 @@ impl ServerBuilder {
         {
             super::skills::declare(&mut capabilities);
         }
-        Server {
+        if self.capabilities.is_none() && self.registry.has_ui_resources() {
+            super::apps::declare(&mut capabilities);
+        }
+        Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
@@ -553,7 +585,7 @@ impl ServerBuilder {
                 #[cfg(feature = "skills")]
                 skills: self.skills,
             }),
-        }
+        })
     }
 
     /// The capabilities of what was registered and offered.

@@ -198,6 +198,18 @@ impl RequestContext {
         }
     }
 
+    /// `true` when this request's client renders MCP Apps views: it
+    /// declared the extension `io.modelcontextprotocol/ui` with
+    /// `text/html;profile=mcp-app` among its `mimeTypes` (in `initialize`
+    /// in 2025-11-25, in this request's `_meta` in 2026-07-28). A tool may
+    /// shape its `content` for a text-only host when it is `false`; its
+    /// `structuredContent` is what a view reads.
+    ///
+    /// Spec: MCP Apps "Client<>Server Capability Negotiation".
+    pub fn supports_ui(&self) -> bool {
+        self.client_capabilities().supports_ui()
+    }
+
     /// The protocol version of this request: the negotiated one (e.g.
     /// `2025-11-25`) or this request's (`2026-07-28`).
     pub fn protocol_version(&self) -> String {

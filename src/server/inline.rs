@@ -72,17 +72,25 @@ pub(crate) fn discover(session: &Session, _: &Caller, _: Option<Value>) -> Answe
 
 /// A 2026-07-28 `Tool` has no `execution` (2025-11-25 only): a request
 /// carrying the 2026-07-28 envelope's version gets its tools without it.
+/// With [`hide_ui_from_text_clients`](crate::ServerBuilder::hide_ui_from_text_clients),
+/// a client that renders no MCP Apps views gets the tools without their
+/// `_meta.ui`, and not the tools only views call (the extension's
+/// "Graceful Degradation").
 pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Value>) -> Answer {
-    let scoped = Scoped::<ToolEntry> {
-        scopes: |p| &p.tools,
-        key: |e| &e.tool.name,
-    };
     let v2026 = params
         .as_ref()
         .and_then(|p| p.get("_meta"))
         .map_or(false, |m| {
             m.get(crate::protocol::meta::PROTOCOL_VERSION).is_some()
         });
+    let text_only = session.server.config.hide_ui_from_text_clients
+        && !super::apps::request_supports_ui(session, params.as_ref());
+    let listed = |e: &ToolEntry| !text_only || e.tool.is_visible_to_model();
+    let scoped = Scoped::<ToolEntry> {
+        scopes: |p| &p.tools,
+        key: |e| &e.tool.name,
+        listed: &listed,
+    };
     let (tools, next_cursor) = list(
         session,
         caller,
@@ -94,6 +102,9 @@ pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Valu
             if v2026 {
                 tool.execution = None;
             }
+            if text_only {
+                tool = tool.without_ui();
+            }
             tool
         },
     )?;
@@ -104,6 +115,7 @@ pub(crate) fn list_prompts(session: &Session, caller: &Caller, params: Option<Va
     let scoped = Scoped::<PromptEntry> {
         scopes: |p| &p.prompts,
         key: |e| &e.prompt.name,
+        listed: &|_| true,
     };
     let (prompts, next_cursor) = list(
         session,
@@ -126,9 +138,12 @@ pub(crate) fn fixed_resources(
     caller: &Caller,
     cursor: Option<String>,
 ) -> Result<(Vec<Resource>, Option<String>), ErrorObject> {
+    let all_views = session.server.config.list_ui_resources;
+    let listed = |e: &ResourceEntry| all_views || !super::apps::is_view(&e.resource);
     let scoped = Scoped::<ResourceEntry> {
         scopes: |p| &p.resources,
         key: |e| &e.resource.uri,
+        listed: &listed,
     };
     list_from(
         session,
@@ -144,6 +159,7 @@ pub(crate) fn list_templates(session: &Session, caller: &Caller, params: Option<
     let scoped = Scoped::<TemplateEntry> {
         scopes: |p| &p.templates,
         key: |e| &e.template.uri_template,
+        listed: &|_| true,
     };
     let (resource_templates, next_cursor) = list(
         session,
@@ -189,9 +205,12 @@ pub(crate) fn unsubscribe(session: &Session, _: &Caller, params: Option<Value>) 
 
 /// Where the scopes of a kind of item are (the policy's map, the item's
 /// key in it), for lists filtered by scope.
-struct Scoped<E> {
+struct Scoped<'a, E> {
     scopes: fn(&ScopePolicy) -> &HashMap<String, Vec<String>>,
     key: fn(&E) -> &String,
+    /// Whether an item is listed at all (every one but the MCP Apps views
+    /// a server leaves out of `resources/list`).
+    listed: &'a dyn Fn(&E) -> bool,
 }
 
 /// One page of a registry list, read under the registry's lock, without
@@ -201,7 +220,7 @@ fn list<E, T>(
     caller: &Caller,
     params: Option<Value>,
     items: impl Fn(&Registry) -> &Vec<Arc<E>>,
-    scoped: Scoped<E>,
+    scoped: Scoped<'_, E>,
     map: impl Fn(&E) -> T,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let params: PaginatedRequestParams = parse_params(params)?;
@@ -214,16 +233,22 @@ fn list_from<E, T>(
     caller: &Caller,
     cursor: Option<String>,
     items: impl Fn(&Registry) -> &Vec<Arc<E>>,
-    Scoped { scopes, key }: Scoped<E>,
+    Scoped {
+        scopes,
+        key,
+        listed,
+    }: Scoped<'_, E>,
     map: impl Fn(&E) -> T,
 ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
     let server = &session.server;
     let registry = server.registry.read();
     let all = items(&registry);
     let (policy, principal) = (&server.scopes, caller.principal.as_deref());
-    let shown: Cow<'_, [Arc<E>]> = if policy.filter_lists && principal.is_some() {
-        let hidden = |e: &E| policy.hides(principal, scopes(policy), key(e));
-        Cow::Owned(all.iter().filter(|e| !hidden(e)).cloned().collect())
+    let filtered = policy.filter_lists && principal.is_some();
+    let shown: Cow<'_, [Arc<E>]> = if filtered || !all.iter().all(|e| listed(e)) {
+        let hidden = |e: &E| filtered && policy.hides(principal, scopes(policy), key(e));
+        let shown = all.iter().filter(|e| listed(e) && !hidden(e));
+        Cow::Owned(shown.cloned().collect())
     } else {
         Cow::Borrowed(all)
     };

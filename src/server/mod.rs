@@ -1,6 +1,7 @@
 //! The server: one builder, handler traits, and a handle for changes while
 //! serving.
 
+mod apps;
 mod builder;
 mod bus;
 mod caller;

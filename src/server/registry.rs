@@ -153,11 +153,16 @@ impl Registry {
         handler: Arc<dyn ResourceHandler>,
     ) -> Option<Arc<ResourceEntry>> {
         let uri = resource.uri.clone();
-        upsert(
-            &mut self.resources,
-            ResourceEntry { resource, handler },
-            |e| e.resource.uri == uri,
-        )
+        let entry = ResourceEntry { resource, handler };
+        upsert(&mut self.resources, entry, |e| e.resource.uri == uri)
+    }
+
+    /// `true` when an MCP Apps view (a `ui://` resource of type
+    /// `text/html;profile=mcp-app`) is registered.
+    pub(crate) fn has_ui_resources(&self) -> bool {
+        self.resources
+            .iter()
+            .any(|e| super::apps::is_view(&e.resource))
     }
 
     pub(crate) fn remove_resource(&mut self, uri: &str) -> Vec<Arc<ResourceEntry>> {

@@ -1,0 +1,185 @@
+//! MCP Apps on the server (the extension `io.modelcontextprotocol/ui`,
+//! SEP-1865, `specification/2026-01-26/apps.mdx` of
+//! `modelcontextprotocol/ext-apps`): what makes a resource a view, the
+//! checks a builder runs, the view's reader that stamps its contents, the
+//! declaration, and whether a request's client renders views.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::context::RequestContext;
+use super::handler::ResourceHandler;
+use super::registry::Registry;
+use super::session::Session;
+use crate::error::Error;
+use crate::jsonrpc::JsonObject;
+use crate::protocol::{
+    extensions, meta, ClientCapabilities, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, UiResourceMeta, UI_MIME_TYPE, UI_SCHEME,
+};
+
+/// `true` for an MCP Apps view: a `ui://` resource of type
+/// `text/html;profile=mcp-app`.
+pub(crate) fn is_view(resource: &Resource) -> bool {
+    resource.uri.starts_with(UI_SCHEME) && resource.mime_type.as_deref() == Some(UI_MIME_TYPE)
+}
+
+/// "Content Requirements": the URI is `ui://…` and the MIME type, when
+/// given, `text/html;profile=mcp-app`; an absent one is set.
+pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
+    if !resource.uri.starts_with(UI_SCHEME) || resource.uri.len() == UI_SCHEME.len() {
+        return Err(Error::invalid_params(format!(
+            "an MCP Apps view needs a ui:// URI (e.g. ui://my-server/view), not {:?}",
+            cut(&resource.uri)
+        )));
+    }
+    match resource.mime_type.as_deref() {
+        None => resource.mime_type = Some(UI_MIME_TYPE.into()),
+        Some(UI_MIME_TYPE) => {}
+        Some(other) => {
+            return Err(Error::invalid_params(format!(
+                "the MCP Apps view {} has MIME type {:?}; a view's is {:?}",
+                resource.uri,
+                cut(other),
+                UI_MIME_TYPE
+            )))
+        }
+    }
+    Ok(resource)
+}
+
+/// "Resource Discovery": every tool's `_meta.ui.resourceUri` names a
+/// registered view ("Resource MUST exist on the server").
+pub(crate) fn check_tools(registry: &Registry) -> Result<(), Error> {
+    for entry in &registry.tools {
+        let uri = match entry.tool.ui().and_then(|ui| ui.resource_uri) {
+            Some(uri) => uri,
+            None => continue,
+        };
+        let known = registry
+            .resources
+            .iter()
+            .any(|r| r.resource.uri == uri && is_view(&r.resource));
+        if !known {
+            return Err(Error::invalid_params(format!(
+                "the tool {:?} names the view {:?}, which is not registered: add it with \
+                 ServerBuilder::ui_resource (a ui:// URI, MIME type {})",
+                entry.tool.name,
+                cut(&uri),
+                UI_MIME_TYPE
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Declares the extension, with no settings (`{}`): in `server/discover`
+/// and, as MCP Apps asks of every era, in `initialize`.
+pub(crate) fn declare(capabilities: &mut ServerCapabilities) {
+    capabilities
+        .extensions
+        .get_or_insert_with(JsonObject::new)
+        .insert(extensions::UI.into(), Value::Object(JsonObject::new()));
+}
+
+/// Whether the client of this request renders views: the session's
+/// capabilities in 2025-11-25, the request's `_meta` in 2026-07-28 (read
+/// here for the rows answered inline, which have no context).
+pub(crate) fn request_supports_ui(session: &Session, params: Option<&Value>) -> bool {
+    let envelope = params
+        .and_then(|p| p.get("_meta"))
+        .filter(|m| m.get(meta::PROTOCOL_VERSION).is_some());
+    match envelope {
+        Some(meta_object) => match meta_object.get(meta::CLIENT_CAPABILITIES) {
+            Some(caps) => ClientCapabilities::deserialize_from(caps).supports_ui(),
+            None => false,
+        },
+        None => session.state.lock().client_capabilities.supports_ui(),
+    }
+}
+
+impl ClientCapabilities {
+    /// Capabilities read from `value`; nothing declared when they do not
+    /// read.
+    fn deserialize_from(value: &Value) -> ClientCapabilities {
+        serde::Deserialize::deserialize(value).unwrap_or_default()
+    }
+}
+
+/// The reader of a view: the program's reader, whose contents of the
+/// view's URI get the view's MIME type and, when they carry none, its
+/// `_meta.ui` (MCP Apps: `_meta.ui` on both the listing and the contents).
+pub(crate) struct View {
+    pub(crate) uri: String,
+    pub(crate) ui: Option<UiResourceMeta>,
+    pub(crate) reader: Arc<dyn ResourceHandler>,
+}
+
+impl ResourceHandler for View {
+    fn read(&self, ctx: &RequestContext, uri: &str) -> Result<ReadResourceResult, Error> {
+        let mut result = self.reader.read(ctx, uri)?;
+        for contents in &mut result.contents {
+            let (mime_type, meta) = match contents {
+                ResourceContents::Text {
+                    uri,
+                    mime_type,
+                    meta,
+                    ..
+                }
+                | ResourceContents::Blob {
+                    uri,
+                    mime_type,
+                    meta,
+                    ..
+                } if *uri == self.uri => (mime_type, meta),
+                _ => continue,
+            };
+            *mime_type = Some(UI_MIME_TYPE.into());
+            let has_ui = meta.as_ref().map_or(false, |m| m.contains_key("ui"));
+            if let (false, Some(ui)) = (has_ui, &self.ui) {
+                let value = serde_json::to_value(ui).unwrap_or(Value::Null);
+                meta.get_or_insert_with(JsonObject::new)
+                    .insert("ui".into(), value);
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// A view whose HTML is fixed: its one text contents.
+pub(crate) fn fixed_html(uri: &str, html: String) -> impl ResourceHandler {
+    let uri = uri.to_string();
+    move |_: &RequestContext, _: &str| {
+        let contents = ResourceContents::text(uri.as_str(), UI_MIME_TYPE, html.as_str());
+        Ok(ReadResourceResult::new(vec![contents]))
+    }
+}
+
+/// At most 64 characters of a program's value, for a message.
+fn cut(text: &str) -> String {
+    let mut shown: String = text.chars().take(64).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // "Content Requirements": the scheme and the MIME type.
+    #[test]
+    fn views_are_checked() {
+        let ok = checked_view(Resource::new("ui://clock/view", "clock")).unwrap();
+        assert_eq!(ok.mime_type.as_deref(), Some(UI_MIME_TYPE));
+        assert!(is_view(&ok));
+        let scheme = checked_view(Resource::new("https://x/view", "v")).unwrap_err();
+        assert!(scheme.to_string().contains("ui:// URI"), "{}", scheme);
+        assert!(checked_view(Resource::new("ui://", "v")).is_err());
+        let typed = Resource::new("ui://v", "v").with_mime_type("text/html");
+        let message = checked_view(typed).unwrap_err().to_string();
+        assert!(message.contains("text/html;profile=mcp-app"), "{}", message);
+    }
+}
