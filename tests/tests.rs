@@ -12,6 +12,7 @@
 
 mod support;
 
+mod apps;
 mod auth;
 mod authoring;
 mod client;

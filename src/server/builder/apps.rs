@@ -30,7 +30,7 @@ impl ServerBuilder {
     ///     .ui_resource(view, "<!DOCTYPE html><html><body>…</body></html>")?
     ///     .tool(
     ///         Tool::without_arguments("now").with_ui(ToolUiMeta::new("ui://clock/view")),
-    ///         |_: &tiny_mcp::RequestContext, _: serde_json::Value| {
+    ///         |_: &tiny_mcp::RequestContext, _: tiny_mcp::JsonObject| {
     ///             // `content` for hosts without views; the view reads the rest.
     ///             Ok(CallToolResult::text_and_structured("12:00", json!({"time": "12:00"})))
     ///         },
