@@ -2,7 +2,8 @@
 # The whole test suite, as the README and CI run it:
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
 #   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
-#   Python SDK interop tests over stdio and HTTP, `mcp serve` in front of the
+#   Python SDK interop tests over stdio and HTTP, MCP Apps against the
+#   TypeScript SDK client and the ext-apps server helpers' shapes, `mcp serve` in front of the
 #   TypeScript server-everything, the client against servers
 #   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
 #   three modes, rmcp, FastMCP, server-filesystem, server-memory), the Python SDK's OAuth
@@ -101,6 +102,7 @@ step code-size python3 scripts/check/code-size.py
 if [ "$QUICK" = 0 ]; then
     step interop-stdio bash scripts/interop/interop-ts.sh --stdio
     step interop-http bash scripts/interop/interop-ts.sh --http
+    step interop-apps bash scripts/interop/interop-apps.sh
     step interop-python bash scripts/interop/interop-python.sh
     # `mcp serve` in front of the TypeScript server-everything, driven by the
     # Python SDK client (about 7 s once npm and the virtualenv are in place).

@@ -1,5 +1,6 @@
 # The npm dependencies of the TypeScript interop tests. Sourced by
-# interop-ts.sh and interop-oauth.sh. Reads: TS_DIR.
+# interop-ts.sh, interop-oauth.sh (TS_DIR: tests/interop/ts) and
+# interop-apps.sh (TS_DIR: tests/interop/apps). Reads: TS_DIR.
 
 # `true` when node_modules in TS_DIR matches package-lock.json.
 deps_up_to_date() {
