@@ -315,7 +315,11 @@
 //! `subscriptions/listen`, multi round-trip requests, and the HTTP header
 //! checks. Tasks: 2025-11-25 experimental tasks and the 2026-07-28 tasks
 //! extension (`io.modelcontextprotocol/tasks`, SEP-2663), on the server
-//! ([`RequestContext::start_task`], [`TaskStore`]). The client speaks both eras over stdio
+//! ([`RequestContext::start_task`], [`TaskStore`]). Skills
+//! (`io.modelcontextprotocol/skills`, SEP-2640). MCP Apps
+//! (`io.modelcontextprotocol/ui`, SEP-1865): views of tools
+//! ([`ServerBuilder::ui_resource`], [`Tool::with_ui`], and
+//! [`ClientBuilder::ui_extension`] for hosts). The client speaks both eras over stdio
 //! and `http://`, and `https://` with the `tls` feature.
 //!
 //! Doc comments and tests cite requirements by short ids such as `LC-8`

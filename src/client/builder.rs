@@ -354,8 +354,11 @@ impl ClientBuilder {
     /// sandbox), leaves tools that are not
     /// [`Tool::is_visible_to_model`](crate::Tool::is_visible_to_model)
     /// out of its model's list, and forwards its views' calls with
-    /// [`Client::call_tool`](crate::Client::call_tool) (refusing a view's
-    /// call of a tool whose visibility leaves out `"app"`).
+    /// [`Client::call_tool`](crate::Client::call_tool). The client calls
+    /// whatever tool it is asked to: refusing a view's call of a tool whose
+    /// visibility leaves out `"app"` ([`ToolUiMeta::is_visible_to`](crate::ToolUiMeta::is_visible_to))
+    /// is the program's check. Whether the server has views at all:
+    /// `client.server_capabilities().declares_extension(tiny_mcp::extensions::UI)`.
     ///
     /// Spec: MCP Apps "Client (Host) Capabilities" (2026-01-26).
     pub fn ui_extension<S: Into<String>>(

@@ -336,24 +336,6 @@ impl Resource {
 }
 
 impl ResourceContents {
-    /// `_meta`, of either kind of contents.
-    pub fn meta(&self) -> Option<&JsonObject> {
-        match self {
-            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => {
-                meta.as_ref()
-            }
-        }
-    }
-
-    /// `mimeType`, of either kind of contents.
-    pub fn mime_type(&self) -> Option<&str> {
-        match self {
-            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
-                mime_type.as_deref()
-            }
-        }
-    }
-
     /// `_meta.ui` (MCP Apps): the view's sandbox settings, which take
     /// precedence over the listing's.
     pub fn ui(&self) -> Option<UiResourceMeta> {

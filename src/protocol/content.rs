@@ -278,6 +278,39 @@ impl ResourceContents {
         }
     }
 
+    /// `uri`, of either kind of contents.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
+        }
+    }
+
+    /// `mimeType`, of either kind of contents.
+    pub fn mime_type(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
+                mime_type.as_deref()
+            }
+        }
+    }
+
+    /// `text` of text contents; `None` for a blob.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text { text, .. } => Some(text),
+            ResourceContents::Blob { .. } => None,
+        }
+    }
+
+    /// `_meta`, of either kind of contents.
+    pub fn meta(&self) -> Option<&JsonObject> {
+        match self {
+            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => {
+                meta.as_ref()
+            }
+        }
+    }
+
     /// Binary contents, `blob` already base64-encoded.
     pub fn blob(
         uri: impl Into<String>,

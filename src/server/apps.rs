@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::jsonrpc::JsonObject;
 use crate::protocol::{
     extensions, meta, ClientCapabilities, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities, UiResourceMeta, UI_MIME_TYPE, UI_SCHEME,
+    ServerCapabilities, UiResourceCsp, UiResourceMeta, UI_MIME_TYPE, UI_SCHEME,
 };
 
 /// `true` for an MCP Apps view: a `ui://` resource of type
@@ -26,7 +26,9 @@ pub(crate) fn is_view(resource: &Resource) -> bool {
 }
 
 /// "Content Requirements": the URI is `ui://…` and the MIME type, when
-/// given, `text/html;profile=mcp-app`; an absent one is set.
+/// given, `text/html;profile=mcp-app` (written as the spec spells it when
+/// it differs only in case or spaces); an absent one is set. The CSP lists
+/// of `_meta.ui` hold origins only.
 pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
     if !resource.uri.starts_with(UI_SCHEME) || resource.uri.len() == UI_SCHEME.len() {
         return Err(Error::invalid_params(format!(
@@ -36,7 +38,7 @@ pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
     }
     match resource.mime_type.as_deref() {
         None => resource.mime_type = Some(UI_MIME_TYPE.into()),
-        Some(UI_MIME_TYPE) => {}
+        Some(given) if same_mime_type(given) => resource.mime_type = Some(UI_MIME_TYPE.into()),
         Some(other) => {
             return Err(Error::invalid_params(format!(
                 "the MCP Apps view {} has MIME type {:?}; a view's is {:?}",
@@ -46,7 +48,62 @@ pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
             )))
         }
     }
+    if let Some(csp) = resource.ui().and_then(|ui| ui.csp) {
+        check_csp(&resource.uri, &csp)?;
+    }
     Ok(resource)
+}
+
+/// `given` is the view MIME type but for ASCII case and spaces (RFC 9110
+/// §8.3.1: types and parameter names are case-insensitive).
+fn same_mime_type(given: &str) -> bool {
+    let squeezed: String = given.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    squeezed.eq_ignore_ascii_case(UI_MIME_TYPE)
+}
+
+/// Each entry of each CSP list is an origin: `scheme://host[:port]`, the
+/// host maybe `*.`-prefixed ("UI Resource Format": wildcard subdomains).
+/// A host builds its policy from them, so a path, a quote, a `;` or a
+/// space (which would end the directive) or a bare `*` is refused.
+fn check_csp(uri: &str, csp: &UiResourceCsp) -> Result<(), Error> {
+    let lists = [
+        ("connectDomains", &csp.connect_domains),
+        ("resourceDomains", &csp.resource_domains),
+        ("frameDomains", &csp.frame_domains),
+        ("baseUriDomains", &csp.base_uri_domains),
+    ];
+    for (name, list) in lists {
+        for origin in list.iter().flatten() {
+            if !is_origin(origin) {
+                return Err(Error::invalid_params(format!(
+                    "the MCP Apps view {} lists {:?} in csp.{}: each entry is an origin such \
+                     as https://api.example.com or https://*.example.com",
+                    uri,
+                    cut(origin),
+                    name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `scheme://host[:port]`, nothing after the authority.
+fn is_origin(text: &str) -> bool {
+    let (scheme, rest) = match text.split_once("://") {
+        Some(parts) => parts,
+        None => return false,
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let host = rest.strip_prefix("*.").unwrap_or(rest);
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | ':' | '[' | ']'));
+    scheme_ok && host_ok
 }
 
 /// "Resource Discovery": every tool's `_meta.ui.resourceUri` names a
@@ -57,19 +114,22 @@ pub(crate) fn check_tools(registry: &Registry) -> Result<(), Error> {
             Some(uri) => uri,
             None => continue,
         };
-        let known = registry
-            .resources
-            .iter()
-            .any(|r| r.resource.uri == uri && is_view(&r.resource));
-        if !known {
-            return Err(Error::invalid_params(format!(
-                "the tool {:?} names the view {:?}, which is not registered: add it with \
-                 ServerBuilder::ui_resource (a ui:// URI, MIME type {})",
-                entry.tool.name,
-                cut(&uri),
-                UI_MIME_TYPE
-            )));
-        }
+        let found = registry.resources.iter().find(|r| r.resource.uri == uri);
+        let problem = match found {
+            Some(r) if is_view(&r.resource) => continue,
+            Some(_) => {
+                "is a resource but not a view (register it with \
+                        ServerBuilder::ui_resource: MIME type text/html;profile=mcp-app)"
+            }
+            None if !uri.starts_with(UI_SCHEME) => "is not a ui:// URI, as a view's must be",
+            None => "is not registered (add it with ServerBuilder::ui_resource)",
+        };
+        return Err(Error::invalid_params(format!(
+            "the tool {:?} names the view {:?}, which {}",
+            entry.tool.name,
+            cut(&uri),
+            problem
+        )));
     }
     Ok(())
 }
@@ -181,5 +241,37 @@ mod tests {
         let typed = Resource::new("ui://v", "v").with_mime_type("text/html");
         let message = checked_view(typed).unwrap_err().to_string();
         assert!(message.contains("text/html;profile=mcp-app"), "{}", message);
+        let spaced = Resource::new("ui://v", "v").with_mime_type("Text/HTML; profile=mcp-app");
+        let spaced = checked_view(spaced).unwrap();
+        assert_eq!(spaced.mime_type.as_deref(), Some(UI_MIME_TYPE));
+    }
+
+    // The CSP lists hold origins: nothing a host's policy would read as
+    // another source or directive.
+    #[test]
+    fn csp_entries_are_origins() {
+        for good in [
+            "https://api.example.com",
+            "wss://realtime.example.com",
+            "https://*.example.com",
+            "http://127.0.0.1:8080",
+        ] {
+            assert!(is_origin(good), "{}", good);
+        }
+        for bad in [
+            "*",
+            "api.example.com",
+            "https://api.example.com/v1",
+            "https://a.com; script-src *",
+            "https://a.com 'unsafe-eval'",
+            "https://",
+            "://a.com",
+        ] {
+            assert!(!is_origin(bad), "{}", bad);
+            let csp = UiResourceCsp::new().with_resource_domains([bad]);
+            let view = Resource::new("ui://v", "v").with_ui(UiResourceMeta::new().with_csp(csp));
+            let message = checked_view(view).unwrap_err().to_string();
+            assert!(message.contains("csp.resourceDomains"), "{}", message);
+        }
     }
 }

@@ -105,7 +105,11 @@ fn registration_is_checked() {
             Tool::without_arguments("t").with_ui(ToolUiMeta::new("ui://nowhere")),
             |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("x")),
         );
-    assert!(plain.try_build().is_err());
+    let message = match plain.try_build() {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a plain resource is not a view"),
+    };
+    assert!(message.contains("not a view"), "{}", message);
     assert!(builder().try_build().is_ok());
 }
 

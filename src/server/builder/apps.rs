@@ -40,10 +40,22 @@ impl ServerBuilder {
     /// # Ok::<(), tiny_mcp::Error>(())
     /// ```
     ///
+    /// A second view (or resource) at the same URI replaces the first.
+    /// With [`capabilities`](Self::capabilities) set by hand, the
+    /// declaration is yours to write (`extensions` with
+    /// [`extensions::UI`](crate::extensions::UI)). Views and tools added
+    /// while serving ([`ServerHandle`](crate::ServerHandle)) are plain
+    /// resources and tools: nothing checks them against each other, and
+    /// only a built server with a view declares the extension.
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) for a
-    /// URI without the `ui://` scheme or another MIME type.
+    /// URI without the `ui://` scheme, another MIME type (case and spaces
+    /// aside), or an entry of a `_meta.ui.csp` list that is not an origin
+    /// (`https://api.example.com`, `https://*.example.com`; a path, a
+    /// bare `*` or a `;` is refused: hosts build their Content Security
+    /// Policy from these).
     ///
     /// Spec: MCP Apps "UI Resource Format" (2026-01-26).
     pub fn ui_resource(self, resource: Resource, html: impl Into<String>) -> Result<Self, Error> {
@@ -91,6 +103,12 @@ impl ServerBuilder {
     /// `false` (every client gets the same list, as the official SDKs
     /// list it). Either way a tool with a view must return meaningful
     /// `content` for hosts that show only text.
+    ///
+    /// Hiding is not access control: any client may still call an
+    /// app-only tool by name (refusing a view's call of a tool without
+    /// `"app"` is the host's job, MCP Apps "Visibility"). A handler that
+    /// must answer only hosts with views checks
+    /// [`RequestContext::supports_ui`](crate::RequestContext::supports_ui).
     ///
     /// Spec: MCP Apps "Graceful Degradation".
     pub fn hide_ui_from_text_clients(mut self, hide: bool) -> Self {
