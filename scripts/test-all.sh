@@ -6,7 +6,9 @@
 #   TypeScript SDK client and the ext-apps server helpers' shapes, `mcp serve` in front of the
 #   TypeScript server-everything, the client against servers
 #   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
-#   three modes, rmcp, FastMCP, server-filesystem, server-memory), the Python SDK's OAuth
+#   three modes, rmcp, FastMCP, server-filesystem, server-memory), the MCP Apps
+#   example's view in Debian's Chromium behind a test host made with our
+#   client (playwright-core; installs chromium once), the Python SDK's OAuth
 #   client against the protected example (both eras), the Python SDK's
 #   stdio client through `mcp bridge` to the example over HTTP (both
 #   remote eras, with and without OAuth), three instances
@@ -112,6 +114,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-bridge bash scripts/interop/interop-bridge.sh
     step interop-client bash scripts/interop/interop-client.sh
     scratch "${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target}"
+    # The `apps` example's view rendered and clicked in Chromium (about
+    # 6 s once chromium and the npm package are installed).
+    step apps-browser bash scripts/interop/apps-browser.sh
     step multi-instance bash scripts/check/multi-instance.sh
     # The 10,000-connection measurement (docs/perf.md, section 20), at 200:
     # every stream must get one notify_changed.

@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 use tiny_mcp::{
     CallOptions, CallToolResult, Client, ElicitRequestParams, ElicitResult, Era, Error, ErrorKind,
-    JsonObject, Reference, StderrMode,
+    JsonObject, Reference, ResourceContents, StderrMode, ToolVisibility, UI_MIME_TYPE,
 };
 
 use crate::support::{example_path, WAIT};
@@ -400,4 +400,63 @@ fn ask_and_progress_asks_once_and_progress_grows() {
         assert_eq!(declined.answer.is_error, None);
         assert_eq!(declined.progress, progress_up_to(3), "{:?}", era);
     }
+}
+
+// MCP Apps (`io.modelcontextprotocol/ui`, 2026-01-26), examples/apps.rs:
+// "Resource Discovery" (the tool names its view in `_meta.ui.resourceUri`
+// and the deprecated flat key), "Visibility" (counter_add is for views
+// alone: a host leaves it out of its model's list), "UI Resource Format"
+// (the view read as `text/html;profile=mcp-app` with its `_meta.ui`), and
+// the text that speaks of the view only to a client that renders views.
+// The view itself runs in Chromium: scripts/interop/apps-browser.sh.
+#[test]
+fn apps_shows_its_view_and_counts_for_it() {
+    for era in ERAS {
+        let client = start(client(era).ui_extension([UI_MIME_TYPE]), "apps", &[]);
+        let tools = client.list_tools().expect("tools/list");
+        let tool = |name: &str| match tools.iter().find(|t| t.name == name) {
+            Some(tool) => tool.clone(),
+            None => panic!("{} is not listed: {:?}", name, tools),
+        };
+        let (show, add) = (tool("counter_show"), tool("counter_add"));
+        let view = show.ui().and_then(|ui| ui.resource_uri);
+        assert_eq!(view.as_deref(), Some("ui://counter/view"));
+        assert_eq!(
+            show.meta.as_ref().unwrap()["ui/resourceUri"],
+            "ui://counter/view"
+        );
+        assert!(show.is_visible_to_model());
+        let add_ui = add.ui().expect("counter_add has _meta.ui");
+        assert!(!add.is_visible_to_model());
+        assert!(add_ui.is_visible_to(ToolVisibility::App));
+        assert_eq!(add_ui.resource_uri, view);
+        let listed = client.list_resources().expect("resources/list");
+        assert_eq!(listed[0].uri, "ui://counter/view");
+        assert_eq!(listed[0].mime_type.as_deref(), Some(UI_MIME_TYPE));
+        let read = client.read_resource("ui://counter/view").expect("read");
+        let contents = &read.contents[0];
+        assert_eq!(contents.mime_type(), Some(UI_MIME_TYPE));
+        assert_eq!(contents.ui().and_then(|ui| ui.prefers_border), Some(true));
+        match contents {
+            ResourceContents::Text { text, .. } => assert!(text.contains("ui/initialize")),
+            other => panic!("the view is not text: {:?}", other),
+        }
+        let shown = call(&client, "counter_show", json!({}));
+        assert_eq!(text(&shown), "The counter is at 0; the view shows it.");
+        assert_eq!(
+            shown.structured_content,
+            Some(json!({"name": "clicks", "count": 0}))
+        );
+        let added = call(&client, "counter_add", json!({"by": 2}));
+        assert_eq!(
+            added.structured_content,
+            Some(json!({"name": "clicks", "count": 2}))
+        );
+        let refused = call(&client, "counter_add", json!({"by": 0}));
+        assert_eq!(refused.is_error, Some(true), "{:?}", refused);
+        client.close();
+    }
+    let text_only = start(client(None), "apps", &[]);
+    let shown = call(&text_only, "counter_show", json!({}));
+    assert_eq!(text(&shown), "The counter is at 0.");
 }
