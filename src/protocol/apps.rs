@@ -268,23 +268,23 @@ impl Tool {
     /// members stay.
     pub fn with_ui(mut self, ui: ToolUiMeta) -> Tool {
         let meta = self.meta.get_or_insert_with(JsonObject::new);
-        if let Some(uri) = &ui.resource_uri {
-            meta.insert(UI_RESOURCE_URI_KEY.into(), Value::from(uri.as_str()));
-        }
+        match &ui.resource_uri {
+            Some(uri) => meta.insert(UI_RESOURCE_URI_KEY.into(), Value::from(uri.as_str())),
+            None => meta.remove(UI_RESOURCE_URI_KEY),
+        };
         meta.insert(UI_KEY.into(), to_object(&ui));
         self
     }
 
     /// `_meta.ui` (MCP Apps), with `resourceUri` taken from the deprecated
     /// `_meta["ui/resourceUri"]` when only that is set; `None` for a tool
-    /// without a view or with metadata that does not read as the
-    /// extension's.
+    /// without either. Read leniently, and closed where it matters: an
+    /// unknown `visibility` value is skipped, and a `visibility` that is
+    /// not a list of strings reads as visible to no one (a host must not
+    /// show the model a tool it cannot tell is meant for it).
     pub fn ui(&self) -> Option<ToolUiMeta> {
         let meta = self.meta.as_ref()?;
-        let mut ui = match meta.get(UI_KEY) {
-            Some(value) => ToolUiMeta::deserialize(value).ok()?,
-            None => ToolUiMeta::default(),
-        };
+        let mut ui = meta.get(UI_KEY).map(read_tool_ui).unwrap_or_default();
         if ui.resource_uri.is_none() {
             ui.resource_uri = meta
                 .get(UI_RESOURCE_URI_KEY)
@@ -398,6 +398,25 @@ impl ClientCapabilities {
     }
 }
 
+/// `_meta.ui` of a tool, member by member (see [`Tool::ui`]).
+fn read_tool_ui(value: &Value) -> ToolUiMeta {
+    let resource_uri = value
+        .get("resourceUri")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let visibility = value.get("visibility").map(|v| match v.as_array() {
+        Some(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(|item| ToolVisibility::deserialize(item).ok())
+            .collect(),
+        _ => Vec::new(),
+    });
+    ToolUiMeta {
+        resource_uri,
+        visibility,
+    }
+}
+
 /// `_meta.ui` of a resource or contents, read as the extension's shape.
 fn read_ui(meta: Option<&JsonObject>) -> Option<UiResourceMeta> {
     UiResourceMeta::deserialize(meta?.get(UI_KEY)?).ok()
@@ -436,6 +455,39 @@ mod tests {
         let plain = Tool::without_arguments("p");
         assert_eq!(plain.ui(), None);
         assert_eq!(tool.clone().without_ui().meta, None);
+        // Replacing the view with none drops the flat key too.
+        let cleared = tool.with_ui(ToolUiMeta::default());
+        assert_eq!(cleared.ui().unwrap().resource_uri, None);
+    }
+
+    // "Visibility": an app-only tool stays out of the model's list even
+    // when its metadata carries a value this crate does not know, and a
+    // malformed `visibility` fails closed.
+    #[test]
+    fn tool_ui_read_leniently_and_closed() {
+        let read = |ui: Value| {
+            let tool: Tool = serde_json::from_value(json!({"name": "t", "inputSchema": {},
+                "_meta": {"ui": ui, "ui/resourceUri": "ui://flat"}}))
+            .unwrap();
+            (tool.ui().unwrap(), tool.is_visible_to_model())
+        };
+        let (ui, model) = read(json!({"resourceUri": "ui://v", "visibility": ["app", "pip"]}));
+        assert_eq!(ui.visibility, Some(vec![ToolVisibility::App]));
+        assert_eq!(ui.resource_uri.as_deref(), Some("ui://v"));
+        assert!(!model);
+        for odd in [
+            json!("app"),
+            json!([1]),
+            json!({"app": true}),
+            json!(["App"]),
+        ] {
+            let (ui, model) = read(json!({ "visibility": odd }));
+            assert!(!model, "{:?}", ui);
+            assert!(!ui.is_visible_to(ToolVisibility::App), "{:?}", ui);
+            assert_eq!(ui.resource_uri.as_deref(), Some("ui://flat"));
+        }
+        let (ui, model) = read(json!("not an object"));
+        assert!(model && ui.visibility.is_none());
     }
 
     // "UI Resource Format": every member of `_meta.ui` with its wire name.

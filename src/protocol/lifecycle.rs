@@ -180,9 +180,23 @@ pub struct ServerCapabilities {
     pub tasks: Option<JsonObject>,
     /// 2026-07-28 extensions by identifier (e.g.
     /// `io.modelcontextprotocol/tasks`), each with its settings object.
-    /// Declared in `server/discover` only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Declared in `server/discover`, and MCP Apps in `initialize` too.
+    /// Read as absent when it is not an object (2025-11-25's schema does
+    /// not define it, so a server may send anything there).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "object_or_none"
+    )]
     pub extensions: Option<JsonObject>,
+}
+
+/// An object member, or `None` for anything else.
+fn object_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<JsonObject>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Object(object) => Some(object),
+        _ => None,
+    })
 }
 
 impl ServerCapabilities {
@@ -271,6 +285,18 @@ mod tests {
         experimental: Option<JsonObject>,
         #[serde(flatten)]
         extra: JsonObject,
+    }
+
+    // A 2025-11-25 server may put anything under `extensions` (its schema
+    // has no such member): the capabilities still read.
+    #[test]
+    fn odd_server_extensions_read_as_absent() {
+        for odd in [json!([]), json!("x"), json!(3)] {
+            let caps: ServerCapabilities =
+                serde_json::from_value(json!({"tools": {}, "extensions": odd})).unwrap();
+            assert_eq!(caps.extensions, None);
+            assert!(caps.tools.is_some());
+        }
     }
 
     // The capabilities read as the derived reader read them: known members

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::context::RequestContext;
@@ -48,8 +49,20 @@ pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
             )))
         }
     }
-    if let Some(csp) = resource.ui().and_then(|ui| ui.csp) {
-        check_csp(&resource.uri, &csp)?;
+    let declared = resource
+        .meta
+        .as_ref()
+        .map_or(false, |m| m.contains_key("ui"));
+    match resource.ui() {
+        Some(ui) => check_ui(&resource.uri, &ui)?,
+        None if declared => {
+            return Err(Error::invalid_params(format!(
+                "the _meta.ui of the MCP Apps view {} is not the extension's shape \
+                 (build it with UiResourceMeta)",
+                resource.uri
+            )))
+        }
+        None => {}
     }
     Ok(resource)
 }
@@ -59,6 +72,26 @@ pub(crate) fn checked_view(mut resource: Resource) -> Result<Resource, Error> {
 fn same_mime_type(given: &str) -> bool {
     let squeezed: String = given.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     squeezed.eq_ignore_ascii_case(UI_MIME_TYPE)
+}
+
+/// A view's `_meta.ui`: its CSP origins, and a `domain` without what would
+/// end a header or a directive (its format is the host's).
+fn check_ui(uri: &str, ui: &UiResourceMeta) -> Result<(), Error> {
+    if let Some(csp) = &ui.csp {
+        check_csp(uri, csp)?;
+    }
+    let bad = |c: char| c.is_whitespace() || c.is_control() || matches!(c, ';' | ',' | '\'' | '"');
+    match &ui.domain {
+        Some(domain) if domain.is_empty() || domain.contains(bad) => {
+            Err(Error::invalid_params(format!(
+                "the MCP Apps view {} has the domain {:?}: a host name such as \
+                 abc123.example-host.com, without spaces, quotes, commas or ';'",
+                uri,
+                cut(domain)
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Each entry of each CSP list is an origin: `scheme://host[:port]`, the
@@ -145,17 +178,23 @@ pub(crate) fn declare(capabilities: &mut ServerCapabilities) {
 
 /// Whether the client of this request renders views: the session's
 /// capabilities in 2025-11-25, the request's `_meta` in 2026-07-28 (read
-/// here for the rows answered inline, which have no context).
-pub(crate) fn request_supports_ui(session: &Session, params: Option<&Value>) -> bool {
+/// here for the rows answered inline, which have no context). `None` when
+/// nobody knows: a 2025-11-25 stateless POST, whose session saw no
+/// `initialize`.
+pub(crate) fn request_supports_ui(session: &Session, params: Option<&Value>) -> Option<bool> {
     let envelope = params
         .and_then(|p| p.get("_meta"))
         .filter(|m| m.get(meta::PROTOCOL_VERSION).is_some());
     match envelope {
-        Some(meta_object) => match meta_object.get(meta::CLIENT_CAPABILITIES) {
+        Some(meta_object) => Some(match meta_object.get(meta::CLIENT_CAPABILITIES) {
             Some(caps) => ClientCapabilities::deserialize_from(caps).supports_ui(),
             None => false,
-        },
-        None => session.state.lock().client_capabilities.supports_ui(),
+        }),
+        None => {
+            let state = session.state.lock();
+            let initialized = state.client_info.is_some();
+            initialized.then(|| state.client_capabilities.supports_ui())
+        }
     }
 }
 
@@ -196,7 +235,9 @@ impl ResourceHandler for View {
                 _ => continue,
             };
             *mime_type = Some(UI_MIME_TYPE.into());
-            let has_ui = meta.as_ref().map_or(false, |m| m.contains_key("ui"));
+            // The contents' own `_meta.ui` wins when it reads as one.
+            let own = meta.as_ref().and_then(|m| m.get("ui"));
+            let has_ui = own.map_or(false, |ui| UiResourceMeta::deserialize(ui).is_ok());
             if let (false, Some(ui)) = (has_ui, &self.ui) {
                 let value = serde_json::to_value(ui).unwrap_or(Value::Null);
                 meta.get_or_insert_with(JsonObject::new)
@@ -248,6 +289,22 @@ mod tests {
 
     // The CSP lists hold origins: nothing a host's policy would read as
     // another source or directive.
+    #[test]
+    fn odd_ui_is_refused() {
+        let string_list: Resource = serde_json::from_value(serde_json::json!({
+            "uri": "ui://v", "name": "v",
+            "_meta": {"ui": {"csp": {"connectDomains": "https://evil; script-src *"}}}
+        }))
+        .unwrap();
+        let message = checked_view(string_list).unwrap_err().to_string();
+        assert!(message.contains("not the extension's shape"), "{}", message);
+        let domain = UiResourceMeta::new().with_domain("a.com; script-src *");
+        let view = Resource::new("ui://v", "v").with_ui(domain);
+        assert!(checked_view(view).is_err());
+        let fine = UiResourceMeta::new().with_domain("a904794854a047f6.claudemcpcontent.com");
+        assert!(checked_view(Resource::new("ui://v", "v").with_ui(fine)).is_ok());
+    }
+
     #[test]
     fn csp_entries_are_origins() {
         for good in [

@@ -203,7 +203,9 @@ impl RequestContext {
     /// `text/html;profile=mcp-app` among its `mimeTypes` (in `initialize`
     /// in 2025-11-25, in this request's `_meta` in 2026-07-28). A tool may
     /// shape its `content` for a text-only host when it is `false`; its
-    /// `structuredContent` is what a view reads.
+    /// `structuredContent` is what a view reads. `false` when the
+    /// capabilities are unknown (a 2025-11-25 stateless HTTP POST: no
+    /// `initialize` reaches it).
     ///
     /// Spec: MCP Apps "Client<>Server Capability Negotiation".
     pub fn supports_ui(&self) -> bool {

@@ -83,8 +83,9 @@ pub(crate) fn list_tools(session: &Session, caller: &Caller, params: Option<Valu
         .map_or(false, |m| {
             m.get(crate::protocol::meta::PROTOCOL_VERSION).is_some()
         });
+    // A client nobody knows (a 2025-11-25 stateless POST) gets everything.
     let text_only = session.server.config.hide_ui_from_text_clients
-        && !super::apps::request_supports_ui(session, params.as_ref());
+        && super::apps::request_supports_ui(session, params.as_ref()) == Some(false);
     let listed = |e: &ToolEntry| !text_only || e.tool.is_visible_to_model();
     let scoped = Scoped::<ToolEntry> {
         scopes: |p| &p.tools,

@@ -310,3 +310,34 @@ fn client_is_a_host() {
     server.close();
     http.join().unwrap();
 }
+
+// 2025-11-25 stateless HTTP: no `initialize` reaches a POST, so nobody
+// knows whether its client renders views; the listing does not degrade
+// (a host with views would lose them), and `supports_ui` says `false`.
+#[test]
+fn stateless_posts_get_the_whole_list() {
+    let server = builder().hide_ui_from_text_clients(true).build();
+    let http = server
+        .http()
+        .stateless(true)
+        .serve("127.0.0.1:0")
+        .expect("serve HTTP");
+    let url = format!("http://{}/mcp", http.local_addr());
+    let client = Client::builder("host", "1.0.0")
+        .era(Era::V2025_11_25)
+        .ui_extension([UI_MIME_TYPE])
+        .connect_http(&url)
+        .expect("connect");
+    let names: Vec<String> = client
+        .list_tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["show", "refresh", "plain"]);
+    let show = client.call_tool("show", json!({})).unwrap();
+    assert_eq!(show.structured_content, Some(json!({"ui": false})));
+    client.close();
+    server.close();
+    http.join().unwrap();
+}

@@ -109,6 +109,10 @@ impl ServerBuilder {
     /// `"app"` is the host's job, MCP Apps "Visibility"). A handler that
     /// must answer only hosts with views checks
     /// [`RequestContext::supports_ui`](crate::RequestContext::supports_ui).
+    /// A client whose capabilities are unknown (2025-11-25 stateless HTTP)
+    /// gets the whole list. The list then depends on the client: do not
+    /// give `tools/list` a `public` cache hint
+    /// ([`cache_hints`](Self::cache_hints)) with this on.
     ///
     /// Spec: MCP Apps "Graceful Degradation".
     pub fn hide_ui_from_text_clients(mut self, hide: bool) -> Self {
