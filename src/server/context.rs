@@ -27,6 +27,8 @@ use crate::protocol::{
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
 
+mod wait;
+
 /// The context of one request, passed first to every handler.
 ///
 /// Everything the handler sends (progress, log messages, requests to the
@@ -261,28 +263,8 @@ impl RequestContext {
         ServerHandle::new(Arc::clone(&self.session.server))
     }
 
-    /// `true` once the request was cancelled. Poll it in long loops.
-    pub fn is_cancelled(&self) -> bool {
-        self.flag.is_cancelled()
-    }
-
-    /// `Err(Cancelled)` once the request was cancelled; use with `?`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Cancelled`] with the canceller's reason.
-    pub fn check_cancelled(&self) -> Result<(), Error> {
-        if self.flag.is_cancelled() {
-            Err(Error::cancelled(self.flag.reason()))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// A clone of this request's cancellation flag, to hand to other threads.
-    pub fn cancellation_flag(&self) -> CancellationFlag {
-        self.flag.clone()
-    }
+    // The cancellation methods (`is_cancelled`, `check_cancelled`,
+    // `sleep`, `wait_for`, `cancellation_flag`) are in `context/wait.rs`.
 
     /// The request's `_meta.progressToken`, with its JSON type.
     pub fn progress_token(&self) -> Option<ProgressToken> {

@@ -24,6 +24,7 @@ use crate::support::{
 };
 
 mod params;
+mod waits;
 
 fn any_object() -> Value {
     json!({"type": "object"})
