@@ -161,13 +161,16 @@ pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Resu
 
 /// TOOL-6: a tool's failure is a result with `isError: true`, except the
 /// errors that must reach the client otherwise: JSON-RPC errors the handler
-/// chose, `-32042` in the 2025-11-25 era, and in the 2026-07-28 era
-/// `input_required` and `-32021`.
+/// chose, `-32042` in the 2025-11-25 era to a client that declared
+/// `elicitation.url` (ELIC-1: any other gets the result, its text naming
+/// the URLs), and in the 2026-07-28 era `input_required` and `-32021`.
 fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
     let v2026 = ctx.era() == Era::V2026_07_28;
     match error.kind() {
         ErrorKind::Rpc(_) => Err(failure(ctx, error)),
-        ErrorKind::UrlElicitationRequired(_) if !v2026 => Err(failure(ctx, error)),
+        ErrorKind::UrlElicitationRequired(_) if !v2026 && ctx.supports_url_elicitation() => {
+            Err(failure(ctx, error))
+        }
         ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if v2026 => {
             Err(failure(ctx, error))
         }

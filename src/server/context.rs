@@ -200,6 +200,27 @@ impl RequestContext {
         }
     }
 
+    /// `true` if the client declared `elicitation.url` (in `initialize`, or
+    /// in the 2026-07-28 era in this request's `_meta`): it can take a
+    /// URL-mode elicitation. A tool's
+    /// [`ErrorKind::UrlElicitationRequired`] reaches only such a client,
+    /// as `-32042` in the 2025-11-25 era; any other gets an `isError`
+    /// result carrying the URLs (so does every client in 2026-07-28,
+    /// which has no `-32042`). Check it to choose another way to ask.
+    ///
+    /// Spec: client/elicitation (2025-11-25), "URL Elicitation Required Error".
+    pub fn supports_url_elicitation(&self) -> bool {
+        match &self.link {
+            ClientLink::Connection { .. } => {
+                let state = self.session.state.lock();
+                state.client_capabilities.supports_elicitation_url()
+            }
+            ClientLink::Retry { envelope, .. } => {
+                envelope.client_capabilities.supports_elicitation_url()
+            }
+        }
+    }
+
     /// The protocol version of this request: the negotiated one (e.g.
     /// `2025-11-25`) or this request's (`2026-07-28`).
     pub fn protocol_version(&self) -> String {
