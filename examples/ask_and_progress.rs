@@ -12,6 +12,8 @@
 //! `elicitation` (client/elicitation); for others the call fails, naming
 //! the missing capability.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
 use tiny_mcp::{
     CallToolResult, ElicitAction, ElicitRequestFormParams, Error, JsonObject, RequestContext,
@@ -24,7 +26,9 @@ const STEPS: f64 = 5.0;
 fn find_free_times(ctx: &RequestContext) -> Result<Vec<String>, Error> {
     let mut free = Vec::new();
     for (step, time) in ["18:00", "19:30", "21:00"].iter().enumerate() {
-        ctx.check_cancelled()?; // Stop early when the client cancels.
+        // Asking a place takes a while; the client's cancel ends the wait
+        // at once, with the cancellation error.
+        ctx.sleep(Duration::from_millis(50))?;
         free.push(time.to_string());
         ctx.notify_progress(
             step as f64 + 1.0,
@@ -79,6 +83,9 @@ fn book_table(ctx: &RequestContext, _: JsonObject) -> Result<CallToolResult, Err
             guests, time
         )));
     }
+    // Once more right before booking: nothing is booked for a request
+    // the client cancelled meanwhile.
+    ctx.check_cancelled()?;
     ctx.notify_progress(4.0, Some(STEPS), Some("booking"));
     ctx.notify_progress(STEPS, Some(STEPS), Some("booked"));
     Ok(CallToolResult::text(format!(

@@ -87,7 +87,12 @@ pub enum ErrorKind {
     /// A handler wants exactly this JSON-RPC error sent as the response.
     Rpc(ErrorObject),
     /// The request needs URL-mode elicitations first: sent as `-32042` with
-    /// `data.elicitations` (2025-11-25).
+    /// `data.elicitations` (2025-11-25) to a client that declared
+    /// `elicitation.url`. Any other client (and every client in
+    /// 2026-07-28, which has no `-32042`) gets the messages and URLs as
+    /// text: a tool's `isError` result, else a `-32603` error (ELIC-1).
+    /// [`RequestContext::supports_url_elicitation`](crate::RequestContext::supports_url_elicitation)
+    /// says which a handler's client gets.
     UrlElicitationRequired(Vec<ElicitRequestUrlParams>),
     /// `resources/read` of a URI the handler does not know (`-32002`).
     ResourceNotFound(String),
@@ -166,7 +171,10 @@ impl Error {
         Error::new(ErrorKind::ResourceNotFound(uri.into()))
     }
 
-    /// The `-32042` error: these URL-mode elicitations must be completed first.
+    /// The `-32042` error: these URL-mode elicitations must be completed
+    /// first. Sent as such only to a client that declared
+    /// `elicitation.url` in the 2025-11-25 era; see
+    /// [`ErrorKind::UrlElicitationRequired`].
     pub fn url_elicitation_required(elicitations: Vec<ElicitRequestUrlParams>) -> Error {
         Error::new(ErrorKind::UrlElicitationRequired(elicitations))
     }
@@ -215,7 +223,7 @@ impl Error {
     /// | [`ErrorKind::InvalidParams`], [`ErrorKind::Json`] | `-32602` | `-32602` |
     /// | [`ErrorKind::Rpc`] | as given | as given |
     /// | [`ErrorKind::ResourceNotFound`] | `-32002`, `data: {uri}` | `-32602`, `data: {uri}` (ERR-2) |
-    /// | [`ErrorKind::UrlElicitationRequired`] | `-32042`, `data: {elicitations}` | `-32603` (ERR-2: no `-32042`) |
+    /// | [`ErrorKind::UrlElicitationRequired`] | `-32042`, `data: {elicitations}` | `-32603` with the messages and URLs (ERR-2: no `-32042`) |
     /// | [`ErrorKind::CapabilityMissing`] | `-32603` | `-32021`, `data: {requiredCapabilities}` (ERR-3) |
     /// | [`ErrorKind::Peer`] | `-32603`, "the client answered with an error: …" | the same |
     /// | anything else | `-32603` with the message | the same |
@@ -223,7 +231,10 @@ impl Error {
     /// Whether an error becomes a JSON-RPC error at all is decided before:
     /// a `tools/call` failure is a result with `isError: true` (TOOL-6), and
     /// [`ErrorKind::InputRequired`] becomes an `input_required` result where
-    /// the method allows it (MRTR-1).
+    /// the method allows it (MRTR-1). And `-32042` goes only to a client
+    /// that declared `elicitation.url` (ELIC-1): for any other the server
+    /// sends `-32603` with the messages and URLs instead, as in 2026-07-28
+    /// (and `tools/call` an `isError` result with that text).
     ///
     /// Spec: basic/index "Error codes" and server/tools "Error Handling"
     /// (2025-11-25); basic/index "Errors" (2026-07-28).
@@ -243,7 +254,7 @@ impl Error {
                     .with_data(serde_json::json!({ "uri": uri }))
             }
             ErrorKind::UrlElicitationRequired(_) if v2026 => {
-                ErrorObject::internal("this request requires a URL elicitation")
+                ErrorObject::internal(self.wire_message())
             }
             ErrorKind::UrlElicitationRequired(list) => match to_json("URL elicitations", list) {
                 Ok(elicitations) => ErrorObject::new(
@@ -260,10 +271,21 @@ impl Error {
 
     /// This error's text in what the server sends (a `-32603` message, a
     /// tool's `isError` result): its [`Display`](fmt::Display), except that
-    /// an [`ErrorKind::Peer`] names the client, a server's one peer.
+    /// an [`ErrorKind::Peer`] names the client, a server's one peer, and an
+    /// [`ErrorKind::UrlElicitationRequired`] says what to open, for a
+    /// client that cannot take it as `-32042` (ELIC-1):
+    /// `this request requires a URL elicitation: MESSAGE (URL); …`.
     pub(crate) fn wire_message(&self) -> String {
         match &*self.0 {
             ErrorKind::Peer(e) => format!("the client answered with an error: {}", e),
+            ErrorKind::UrlElicitationRequired(list) => {
+                let mut text = String::from("this request requires a URL elicitation");
+                for (i, elicitation) in list.iter().enumerate() {
+                    text.push_str(if i == 0 { ": " } else { "; " });
+                    text.push_str(&format!("{} ({})", elicitation.message, elicitation.url));
+                }
+                text
+            }
             _ => self.to_string(),
         }
     }

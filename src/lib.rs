@@ -139,19 +139,28 @@
 //! ```
 //!
 //! **Progress and cancellation** (basic/utilities/progress,
-//! basic/utilities/cancellation): sent only when the request asked for it,
-//! and only while it increases.
+//! basic/utilities/cancellation): progress is sent only when the request
+//! asked for it, and only while it increases. A cancel (the client's
+//! `notifications/cancelled`, its closing the HTTP request, `tasks/cancel`)
+//! ends [`RequestContext::sleep`] at once with the cancellation error;
+//! check once more right before anything that cannot be undone.
 //!
 //! ```
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use std::time::Duration;
 //! use tiny_mcp::{CallToolResult, JsonObject, RequestContext, Server, Tool};
+//!
+//! static COUNTED: AtomicU64 = AtomicU64::new(0);
 //!
 //! let server = Server::builder("slow", "1")
 //!     .tool(Tool::new("count", serde_json::json!({"type": "object"})),
 //!         |ctx: &RequestContext, _: JsonObject| {
 //!             for step in 1..=10 {
-//!                 ctx.check_cancelled()?; // the client sent notifications/cancelled
+//!                 ctx.sleep(Duration::from_millis(100))?; // a cancel ends it at once
 //!                 ctx.notify_progress(step as f64, Some(10.0), Some("counting"));
 //!             }
+//!             ctx.check_cancelled()?; // right before the side effect
+//!             COUNTED.fetch_add(10, Ordering::SeqCst);
 //!             Ok(CallToolResult::text("done"))
 //!         })
 //!     .build();
@@ -275,7 +284,9 @@
 //! thread starts a thread per connection, handlers run on the same kind of
 //! pool, and [`HttpServer::shutdown`] stops accepting, cancels handlers,
 //! ends streams and joins every thread. Handlers that run long must poll
-//! [`RequestContext::is_cancelled`]: one that ignores it is waited for at
+//! [`RequestContext::is_cancelled`] (or wait with
+//! [`RequestContext::sleep`], which the cancel ends): one that ignores it
+//! is waited for at
 //! most [`ServerBuilder::handler_exit_timeout`] (5 s), then left running on
 //! its thread, so that serving still returns. Every wait on a peer is
 //! bounded too: see [`HttpServerBuilder`] for the HTTP timeouts, and

@@ -180,9 +180,17 @@ impl ReadResourceResult {
         }
     }
 
-    /// One text contents of `uri`, as `text/plain`.
+    /// One text contents of `uri`, without a `mimeType`: the server's
+    /// `resources/read` answer gives it the `mimeType` registered with the
+    /// [`Resource`] or [`ResourceTemplate`] that matched, else
+    /// `text/plain`. Use [`ResourceContents::text`] to name another.
     pub fn text(uri: impl Into<String>, text: impl Into<String>) -> ReadResourceResult {
-        let contents = ResourceContents::text(uri, "text/plain", text);
+        let contents = ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: None,
+            text: text.into(),
+            meta: None,
+        };
         ReadResourceResult::new(vec![contents])
     }
 }

@@ -201,7 +201,13 @@ impl ServerBuilder {
     ///
     /// Give the tool an `outputSchema` (`Tool::with_output_schema`, or
     /// `Tool::from_types` with the `schemars` feature) to have the result
-    /// checked against it.
+    /// checked against it. An `Option` field that is `None` serializes as
+    /// `null`: a schema from `Tool::from_types` allows it (an `Option`
+    /// field is not required and its `type` lists `"null"`), and where a
+    /// hand-written schema declares the property without requiring it or
+    /// allowing `null` (`{"type": "string"}`), the member is left out of
+    /// `structuredContent` and its text. To leave it out always, mark the
+    /// field `#[serde(skip_serializing_if = "Option::is_none")]`.
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};

@@ -11,10 +11,12 @@ use super::inline::parse_params;
 use super::registry::{Resolved, ToolEntry};
 use super::reply::{failure, to_value, Failure, Reply};
 use super::tasks::{self, TaskSlot};
+use super::validate::Schema;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{
-    CallToolRequestParams, CallToolResult, Era, GetPromptRequestParams, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResult, ContentBlock, Era, GetPromptRequestParams,
+    ReadResourceRequestParams, ResourceContents,
 };
 
 /// `tools/call` (TOOL-3..6): the arguments are checked against the top
@@ -90,8 +92,10 @@ fn is_plain_call(object: &crate::jsonrpc::JsonObject) -> bool {
 /// that conforms to it (server/tools "Output Schema": servers MUST provide
 /// structured results that conform); a result that does not is replaced
 /// by an `isError` result saying why, and logged, rather than passed on
-/// to a client that would reject it. Failed results (`isError`) pass.
-fn kept_promise(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
+/// to a client that would reject it, unless leaving out its refused
+/// `null` members makes it conform ([`without_refused_nulls`]). Failed
+/// results (`isError`) pass.
+fn kept_promise(entry: &ToolEntry, mut result: CallToolResult) -> CallToolResult {
     let tool = &entry.tool;
     let schema = match &entry.output {
         Some(schema) if result.is_error != Some(true) => schema,
@@ -101,6 +105,7 @@ fn kept_promise(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
         None => "declares an outputSchema but returned no structuredContent".to_string(),
         Some(value) => match schema.check_output(value) {
             Ok(()) => return result,
+            Err(_) if without_refused_nulls(schema, &mut result) => return result,
             Err(problem) => format!(
                 "returned structuredContent that breaks its outputSchema: {}",
                 problem
@@ -109,6 +114,36 @@ fn kept_promise(entry: &ToolEntry, result: CallToolResult) -> CallToolResult {
     };
     log::warn!("tool {} {}", tool.name, problem);
     CallToolResult::error(format!("tool {} {}", tool.name, problem))
+}
+
+/// A typed tool's `Option` field that is `None` serializes as `null`,
+/// which an outputSchema property of `"type": "string"` refuses: such
+/// top-level members, of properties the schema declares but neither
+/// requires nor lets be `null`, are left out of `structuredContent`, and
+/// of the text block that repeats it (TOOL-5), when the result then
+/// conforms. `false`, the result untouched, when it still would not.
+fn without_refused_nulls(schema: &Schema, result: &mut CallToolResult) -> bool {
+    let mut object = match &result.structured_content {
+        Some(Value::Object(object)) => object.clone(),
+        _ => return false,
+    };
+    if !schema.drop_refused_nulls(&mut object) {
+        return false;
+    }
+    let kept = Value::Object(object);
+    if schema.check_output(&kept).is_err() {
+        return false;
+    }
+    let repeated = result.structured_content.as_ref().map(Value::to_string);
+    for block in &mut result.content {
+        if let ContentBlock::Text(block) = block {
+            if Some(&block.text) == repeated.as_ref() {
+                block.text = kept.to_string();
+            }
+        }
+    }
+    result.structured_content = Some(kept);
+    true
 }
 
 /// `prompts/get` (PRM-3): required arguments are checked first.
@@ -136,7 +171,9 @@ pub(crate) fn get_prompt(ctx: &RequestContext, params: Option<Value>) -> Result<
 
 /// `resources/read` (RES-4): a fixed resource, else the first provider
 /// that knows the URI, else the first template that matches; none is
-/// `-32002` (`-32602` in 2026-07-28).
+/// `-32002` (`-32602` in 2026-07-28). Contents of the URI read that carry
+/// no `mimeType` get the one registered with the resource or template
+/// ([`typed_contents`]).
 pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Result<Reply, Failure> {
     let params: ReadResourceRequestParams = parse_params(params)?;
     let uri = params.uri.as_str();
@@ -144,30 +181,56 @@ pub(crate) fn read_resource(ctx: &RequestContext, params: Option<Value>) -> Resu
         let registry = ctx.session.server.registry.read();
         (registry.resolve(uri), registry.providers.clone())
     };
-    let result = match resolved {
-        Some(Resolved::Resource(entry)) => entry.handler.read(ctx, uri),
+    let (result, registered) = match resolved {
+        Some(Resolved::Resource(entry)) => (
+            entry.handler.read(ctx, uri),
+            entry.resource.mime_type.clone(),
+        ),
         other => match providers.iter().find_map(|p| p.read(ctx, uri)) {
-            Some(result) => result,
+            Some(result) => (result, None),
             None => match other {
-                Some(Resolved::Template(entry, vars)) => entry.handler.read(ctx, uri, &vars),
-                _ => Err(Error::resource_not_found(uri)),
+                Some(Resolved::Template(entry, vars)) => (
+                    entry.handler.read(ctx, uri, &vars),
+                    entry.template.mime_type.clone(),
+                ),
+                _ => (Err(Error::resource_not_found(uri)), None),
             },
         },
     };
-    Ok(Reply::Value(to_value(
-        result.map_err(|e| failure(ctx, e))?,
-    )?))
+    let mut result = result.map_err(|e| failure(ctx, e))?;
+    typed_contents(&mut result.contents, uri, registered);
+    Ok(Reply::Value(to_value(result)?))
+}
+
+/// Gives the contents of `uri` that carry no `mimeType` (as
+/// [`ReadResourceResult::text`](crate::ReadResourceResult::text) makes
+/// them) the type `registered` with the resource or template read, else,
+/// for text, `text/plain`. Contents of other URIs (a directory's entries)
+/// and those the handler typed are left as they are.
+fn typed_contents(contents: &mut [ResourceContents], uri: &str, registered: Option<String>) {
+    for part in contents {
+        let (of, mime_type, fallback) = match part {
+            ResourceContents::Text { uri, mime_type, .. } => (uri, mime_type, Some("text/plain")),
+            ResourceContents::Blob { uri, mime_type, .. } => (uri, mime_type, None),
+        };
+        if of.as_str() == uri && mime_type.is_none() {
+            *mime_type = registered.clone().or_else(|| fallback.map(str::to_string));
+        }
+    }
 }
 
 /// TOOL-6: a tool's failure is a result with `isError: true`, except the
 /// errors that must reach the client otherwise: JSON-RPC errors the handler
-/// chose, `-32042` in the 2025-11-25 era, and in the 2026-07-28 era
-/// `input_required` and `-32021`.
+/// chose, `-32042` in the 2025-11-25 era to a client that declared
+/// `elicitation.url` (ELIC-1: any other gets the result, its text naming
+/// the URLs), and in the 2026-07-28 era `input_required` and `-32021`.
 fn tool_error(ctx: &RequestContext, error: Error) -> Result<CallToolResult, Failure> {
     let v2026 = ctx.era() == Era::V2026_07_28;
     match error.kind() {
         ErrorKind::Rpc(_) => Err(failure(ctx, error)),
-        ErrorKind::UrlElicitationRequired(_) if !v2026 => Err(failure(ctx, error)),
+        ErrorKind::UrlElicitationRequired(_) if !v2026 && ctx.supports_url_elicitation() => {
+            Err(failure(ctx, error))
+        }
         ErrorKind::InputRequired | ErrorKind::CapabilityMissing { .. } if v2026 => {
             Err(failure(ctx, error))
         }

@@ -16,18 +16,27 @@ use std::time::{Duration, Instant};
 use super::sink::Sink;
 use crate::jsonrpc::RequestId;
 
-/// A flag that says a request was cancelled; cheap to clone and to poll.
+/// A flag that says a request was cancelled; cheap to clone and to poll,
+/// and a wait that it ends ([`wait_timeout`](Self::wait_timeout)).
 ///
-/// Set by `notifications/cancelled`, end of input, HTTP session `DELETE`
-/// and server shutdown. Handlers poll it through
-/// [`RequestContext::is_cancelled`](crate::RequestContext::is_cancelled).
+/// Set by `notifications/cancelled`, the client closing its HTTP request,
+/// `tasks/cancel`, end of input, HTTP session `DELETE` and server
+/// shutdown. Handlers poll it through
+/// [`RequestContext::is_cancelled`](crate::RequestContext::is_cancelled)
+/// and wait on it through
+/// [`RequestContext::sleep`](crate::RequestContext::sleep).
 #[derive(Clone, Default)]
 pub struct CancellationFlag(Arc<FlagInner>);
 
 #[derive(Default)]
 struct FlagInner {
     cancelled: AtomicBool,
+    /// The reason; the waiters of `set` hold this lock while they check
+    /// `cancelled`, so that the cancel's signal cannot fall between their
+    /// check and their wait.
     reason: Mutex<Option<String>>,
+    /// Signalled once, when the flag is set.
+    set: Condvar,
 }
 
 impl CancellationFlag {
@@ -36,16 +45,39 @@ impl CancellationFlag {
         CancellationFlag::default()
     }
 
-    /// Sets the flag; the first reason given is kept.
+    /// Sets the flag; the first reason given is kept. Wakes the threads
+    /// blocked in [`wait_timeout`](Self::wait_timeout).
     pub fn cancel(&self, reason: Option<String>) {
         if !self.0.cancelled.swap(true, Ordering::AcqRel) {
-            *self.0.reason.lock() = reason;
+            let mut slot = self.0.reason.lock();
+            *slot = reason;
+            self.0.set.notify_all();
         }
     }
 
     /// `true` once cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Blocks until the flag is set or `timeout` passes, whichever comes
+    /// first; returns [`is_cancelled`](Self::is_cancelled). A set flag
+    /// wakes the wait at once (no polling); an already set one returns at
+    /// once. A `timeout` too large for the clock waits for the cancel only.
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut slot = self.0.reason.lock();
+        while !self.is_cancelled() {
+            match deadline {
+                Some(deadline) => {
+                    if self.0.set.wait_until(&mut slot, deadline).timed_out() {
+                        break;
+                    }
+                }
+                None => self.0.set.wait(&mut slot),
+            }
+        }
+        self.is_cancelled()
     }
 
     /// The reason given with the cancel, if any.
@@ -248,6 +280,27 @@ mod tests {
             "a late cancel is ignored"
         );
         assert!(!flag.is_cancelled());
+    }
+
+    // CAN-1: a wait on the flag ends when the flag is set from another
+    // thread, not when its time passes; an unset flag's wait times out.
+    #[test]
+    fn a_cancel_wakes_the_waiters() {
+        let flag = CancellationFlag::new();
+        assert!(!flag.wait_timeout(Duration::from_millis(1)));
+        let waiter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                (flag.wait_timeout(Duration::from_secs(60)), start.elapsed())
+            })
+        };
+        flag.cancel(Some("stop".into()));
+        let (cancelled, waited) = waiter.join().expect("the waiter panicked");
+        assert!(cancelled);
+        assert!(waited < Duration::from_secs(30), "woken after {:?}", waited);
+        assert!(flag.wait_timeout(Duration::from_secs(60)), "set stays set");
+        assert_eq!(flag.reason().as_deref(), Some("stop"));
     }
 
     // BASE-2: an id still in flight cannot be reused.

@@ -27,6 +27,8 @@ use crate::protocol::{
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
 
+mod wait;
+
 /// The context of one request, passed first to every handler.
 ///
 /// Everything the handler sends (progress, log messages, requests to the
@@ -212,6 +214,27 @@ impl RequestContext {
         self.client_capabilities().supports_ui()
     }
 
+    /// `true` if the client declared `elicitation.url` (in `initialize`, or
+    /// in the 2026-07-28 era in this request's `_meta`): it can take a
+    /// URL-mode elicitation. A tool's
+    /// [`ErrorKind::UrlElicitationRequired`] reaches only such a client,
+    /// as `-32042` in the 2025-11-25 era; any other gets an `isError`
+    /// result carrying the URLs (so does every client in 2026-07-28,
+    /// which has no `-32042`). Check it to choose another way to ask.
+    ///
+    /// Spec: client/elicitation (2025-11-25), "URL Elicitation Required Error".
+    pub fn supports_url_elicitation(&self) -> bool {
+        match &self.link {
+            ClientLink::Connection { .. } => {
+                let state = self.session.state.lock();
+                state.client_capabilities.supports_elicitation_url()
+            }
+            ClientLink::Retry { envelope, .. } => {
+                envelope.client_capabilities.supports_elicitation_url()
+            }
+        }
+    }
+
     /// The protocol version of this request: the negotiated one (e.g.
     /// `2025-11-25`) or this request's (`2026-07-28`).
     pub fn protocol_version(&self) -> String {
@@ -275,28 +298,8 @@ impl RequestContext {
         ServerHandle::new(Arc::clone(&self.session.server))
     }
 
-    /// `true` once the request was cancelled. Poll it in long loops.
-    pub fn is_cancelled(&self) -> bool {
-        self.flag.is_cancelled()
-    }
-
-    /// `Err(Cancelled)` once the request was cancelled; use with `?`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Cancelled`] with the canceller's reason.
-    pub fn check_cancelled(&self) -> Result<(), Error> {
-        if self.flag.is_cancelled() {
-            Err(Error::cancelled(self.flag.reason()))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// A clone of this request's cancellation flag, to hand to other threads.
-    pub fn cancellation_flag(&self) -> CancellationFlag {
-        self.flag.clone()
-    }
+    // The cancellation methods (`is_cancelled`, `check_cancelled`,
+    // `sleep`, `wait_for`, `cancellation_flag`) are in `context/wait.rs`.
 
     /// The request's `_meta.progressToken`, with its JSON type.
     pub fn progress_token(&self) -> Option<ProgressToken> {

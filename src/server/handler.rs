@@ -22,9 +22,12 @@ use crate::protocol::{
 /// checked against the top level of the tool's `inputSchema` (required
 /// properties and their JSON types). An `Err` becomes a result with
 /// `isError: true` and the error's message as text, except
-/// [`ErrorKind::Rpc`](crate::ErrorKind::Rpc) and
+/// [`ErrorKind::Rpc`](crate::ErrorKind::Rpc), which goes out as that
+/// JSON-RPC error, and
 /// [`ErrorKind::UrlElicitationRequired`](crate::ErrorKind::UrlElicitationRequired),
-/// which go out as JSON-RPC errors.
+/// which goes out as `-32042` to a 2025-11-25 client that declared
+/// `elicitation.url` (any other gets the `isError` result, whose text
+/// carries the messages and URLs).
 ///
 /// A closure is a handler when its parameter types are written out:
 ///

@@ -11,7 +11,7 @@ use super::caller::Caller;
 use super::context::RequestContext;
 use super::session::Session;
 use super::sink::ToolAnswer;
-use crate::error::{not_serialized, Error};
+use crate::error::{not_serialized, Error, ErrorKind};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::{CallToolResult, Era};
 
@@ -80,11 +80,17 @@ pub(crate) type WorkerFn = fn(&RequestContext, Option<Value>) -> Result<Reply, F
 
 /// A handler's error as the failure this request sends: `input_required`
 /// where the method's row allows it in the 2026-07-28 era (MRTR-1), else
-/// the JSON-RPC error of [`Error::to_wire`].
+/// the JSON-RPC error of [`Error::to_wire`], except that `-32042` goes only
+/// to a client that declared `elicitation.url` (ELIC-1): any other gets
+/// `-32603` naming the URLs, as a 2026-07-28 client does.
 pub(super) fn failure(ctx: &RequestContext, error: Error) -> Failure {
     let era = ctx.era();
     if error.is_input_required() && era == Era::V2026_07_28 && ctx.method.asks_input {
         Failure::InputRequired
+    } else if matches!(error.kind(), ErrorKind::UrlElicitationRequired(_))
+        && !ctx.supports_url_elicitation()
+    {
+        Failure::Rpc(ErrorObject::internal(error.wire_message()))
     } else {
         Failure::Rpc(error.to_wire(era))
     }

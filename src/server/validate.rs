@@ -90,6 +90,23 @@ impl Schema {
     pub(crate) fn check_output(&self, value: &Value) -> Result<(), String> {
         check(self, value, &At::Root).map_err(|p| p.describe("structuredContent"))
     }
+
+    /// Leaves out the members of `object` that are `null` where this
+    /// schema declares the property, does not require it, and refuses
+    /// `null` (a serde `Option` that is `None`, meant as "absent"); `true`
+    /// if any was left out.
+    pub(crate) fn drop_refused_nulls(&self, object: &mut JsonObject) -> bool {
+        let before = object.len();
+        object.retain(|name, value| {
+            let refused = value.is_null()
+                && !self.required.iter().any(|required| required == name)
+                && self
+                    .property(name)
+                    .map_or(false, |property| check(property, value, &At::Root).is_err());
+            !refused
+        });
+        object.len() != before
+    }
 }
 
 fn compile(schema: &JsonObject, depth: usize) -> Schema {

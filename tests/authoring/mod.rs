@@ -227,6 +227,60 @@ fn typed_tools_take_and_give_types() {
     );
 }
 
+// TOOL-5, server/tools "Output Schema": an `Option` field that is `None`
+// serializes as `null`; where the outputSchema declares that property
+// without `null` in its type and does not require it, the member is left
+// out of structuredContent (and its text) instead of breaking the schema.
+// A null the schema allows stays; one it requires still breaks it.
+#[test]
+fn typed_tools_leave_out_none_fields_the_schema_does_not_allow() {
+    #[derive(serde::Serialize)]
+    struct Found {
+        title: String,
+        note: Option<String>,
+        maybe: Option<u32>,
+    }
+    let output = json!({"type": "object", "required": ["title"], "properties": {
+        "title": {"type": "string"},
+        "note": {"type": "string"},
+        "maybe": {"type": ["integer", "null"]}}});
+    let strict = json!({"type": "object", "required": ["title", "note"], "properties": {
+        "title": {"type": "string"}, "note": {"type": "string"}}});
+    let found = |_: &RequestContext, (): ()| {
+        Ok(Found {
+            title: "t".to_string(),
+            note: None,
+            maybe: None,
+        })
+    };
+    let server = Server::builder("typed", "1")
+        .typed_tool(
+            Tool::without_arguments("find").with_output_schema(output),
+            found,
+        )
+        .typed_tool(
+            Tool::without_arguments("strict").with_output_schema(strict),
+            found,
+        )
+        .build();
+    let mut client = connect(&server, json!({}));
+    let answer = call_tool(&mut client, "find", Value::Null);
+    assert!(answer.get("isError").is_none(), "{}", answer);
+    assert_eq!(
+        answer["structuredContent"],
+        json!({"title": "t", "maybe": null})
+    );
+    let text: Value = serde_json::from_str(first_text(&answer)).expect("the text is JSON");
+    assert_eq!(text, answer["structuredContent"]);
+    let strict = call_tool(&mut client, "strict", Value::Null);
+    assert_eq!(strict["isError"], true, "{}", strict);
+    assert!(
+        first_text(&strict).contains("\"note\" must be of type"),
+        "{}",
+        strict
+    );
+}
+
 // server/tools "Structured Content": a typed tool's String is text, its
 // CallToolResult goes out as built, and `()` takes a call without
 // arguments.

@@ -217,3 +217,42 @@ fn serde_refusals_name_the_argument() {
         "invalid arguments: invalid value: integer `-3`, expected u32 (argument \"limit\")"
     );
 }
+
+// TOOL-5, server/tools "Output Schema": both sides agree on a `None`
+// field: the generated outputSchema lets an `Option` field be `null` and
+// does not require it, so the `null` serde writes is kept and passes.
+#[test]
+fn generated_output_schemas_accept_none_fields() {
+    #[derive(Deserialize, JsonSchema)]
+    struct NoArguments {}
+    #[derive(Serialize, JsonSchema)]
+    struct Found {
+        title: String,
+        note: Option<String>,
+    }
+    let tool = match Tool::from_types::<NoArguments, Found>("find") {
+        Ok(tool) => tool,
+        Err(e) => panic!("no schemas for find: {}", e),
+    };
+    assert_eq!(
+        tool.output_schema
+            .as_ref()
+            .map(|s| s["properties"]["note"].clone()),
+        Some(json!({"type": ["string", "null"]}))
+    );
+    let server = Server::builder("schemars", "1")
+        .typed_tool(tool, |_: &RequestContext, _: NoArguments| {
+            Ok(Found {
+                title: "t".to_string(),
+                note: None,
+            })
+        })
+        .build();
+    let mut client = connect(&server, json!({}));
+    let answer = call_tool(&mut client, "find", Value::Null);
+    assert!(answer.get("isError").is_none(), "{}", answer);
+    assert_eq!(
+        answer["structuredContent"],
+        json!({"title": "t", "note": null})
+    );
+}

@@ -8,7 +8,7 @@
 //! a child process; HTTP tests serve on 127.0.0.1:0 and speak raw HTTP/1.1
 //! through `support::http`. Tests wait on channels and reads, never on
 //! sleeps; a handler that must wait for the test polls its cancellation
-//! flag between short receive timeouts (the flag has no blocking wait).
+//! flag between short receive timeouts (one wait cannot watch both).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

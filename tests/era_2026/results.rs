@@ -168,6 +168,51 @@ fn missing_resource_is_invalid_params_with_uri() {
     }
 }
 
+// ERR-2, ELIC-9 (2026-07-28): there is no -32042 in this era, so a tool's
+// `UrlElicitationRequired` is a tool error whose text carries the message
+// and the URL, whether or not the request declared `elicitation.url`;
+// `supports_url_elicitation` reads the request's own `_meta`.
+#[test]
+fn url_elicitation_required_is_a_tool_error_carrying_the_url() {
+    let url = "https://example.com/oauth";
+    let server = Server::builder(SERVER_NAME, SERVER_VERSION)
+        .tool(
+            Tool::without_arguments("needs_auth"),
+            move |ctx: &RequestContext, _: JsonObject| -> Result<CallToolResult, tiny_mcp::Error> {
+                let declared = ctx.supports_url_elicitation();
+                Err(tiny_mcp::Error::url_elicitation_required(vec![
+                    tiny_mcp::ElicitRequestUrlParams::new(
+                        format!("Authorize access (url mode: {})", declared),
+                        url,
+                        "el-7",
+                    ),
+                ]))
+            },
+        )
+        .build();
+    let mut client = memory(&server);
+    for (capabilities, declared) in [
+        (json!({"elicitation": {"url": {}}}), true),
+        (json!({"elicitation": {"form": {}}}), false),
+        (json!({}), false),
+    ] {
+        let params = json!({"name": "needs_auth"});
+        let result = ok(
+            mreq_caps(&mut client, "tools/call", params, capabilities.clone()),
+            "tools/call needs_auth",
+        );
+        assert_eq!(result["isError"], true, "{}: {}", capabilities, result);
+        let text = text_of(&result);
+        let message = format!("Authorize access (url mode: {})", declared);
+        assert!(
+            text.contains(url) && text.contains(&message),
+            "{}: {}",
+            capabilities,
+            text
+        );
+    }
+}
+
 // REM-1 (2026-07-28): removed methods are -32601 on the 2026-07-28 path.
 #[test]
 fn removed_methods_are_method_not_found() {

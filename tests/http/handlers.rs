@@ -33,33 +33,71 @@ fn request_2026_is_cancelled_when_the_client_leaves_before_any_message() {
         )
         .build();
     let http = server.http().serve("127.0.0.1:0").expect("serve");
-    let addr = http.local_addr();
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "wait", "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}
-    })
-    .to_string();
-    let request = format!(
-        "{}{}",
-        post_head(
-            addr,
-            &format!(
-                "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: wait\r\nContent-Length: {}\r\n",
-                body.len()
-            )
-        ),
-        body
-    );
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream.write_all(request.as_bytes()).expect("write");
+    let stream = call_2026(http.local_addr(), "wait");
     recv(&started, "the handler to start");
     drop(stream);
     assert!(
         recv(&cancelled, "the handler to end"),
         "the handler must see the cancellation"
+    );
+    http.shutdown();
+}
+
+/// Opens a connection and POSTs a 2026-07-28 `tools/call` of `tool`
+/// declaring no capability; the caller drops the stream to leave.
+fn call_2026(addr: std::net::SocketAddr, tool: &str) -> TcpStream {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    })
+    .to_string();
+    let head = format!(
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {}\r\nContent-Length: {}\r\n",
+        tool,
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .write_all(format!("{}{}", post_head(addr, &head), body).as_bytes())
+        .expect("write");
+    stream
+}
+
+// CANCEL-2, MHTTP-7 (2026-07-28): a handler sleeping in `ctx.sleep` is
+// woken when the client closes the request's connection, with the
+// cancellation error, long before its 60 s pass.
+#[test]
+fn request_2026_sleep_ends_when_the_client_leaves() {
+    let (started_tx, started) = crossbeam_channel::bounded(1);
+    let (ended_tx, ended) = crossbeam_channel::bounded(1);
+    let server = Server::builder("sleeper", "1.0.0")
+        .tool(
+            Tool::new("sleep", json!({"type": "object"})),
+            move |ctx: &RequestContext, _: JsonObject| {
+                let _ = started_tx.send(());
+                let outcome = ctx.sleep(Duration::from_secs(60));
+                let _ = ended_tx.send(matches!(&outcome, Err(e) if e.is_cancelled()));
+                outcome?;
+                Ok(CallToolResult::text("slept"))
+            },
+        )
+        .build();
+    let http = server.http().serve("127.0.0.1:0").expect("serve");
+    let stream = call_2026(http.local_addr(), "sleep");
+    recv(&started, "the handler to start sleeping");
+    let left_at = std::time::Instant::now();
+    drop(stream);
+    assert!(
+        recv(&ended, "the end of ctx.sleep after the client left"),
+        "ctx.sleep did not end with the cancellation error"
+    );
+    assert!(
+        left_at.elapsed() < WAIT,
+        "woken after {:?}",
+        left_at.elapsed()
     );
     http.shutdown();
 }

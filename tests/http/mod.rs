@@ -4,8 +4,8 @@
 //!
 //! Tests synchronize with tool handlers through channels. A handler that
 //! must wait for the test blocks in [`block_until`], which also watches the
-//! request's cancellation flag (the flag has no blocking wait, so it is
-//! polled between short receive timeouts).
+//! request's cancellation flag (one wait cannot watch both a channel and
+//! the flag, so the flag is looked at between short receive timeouts).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Barrier};

@@ -23,7 +23,10 @@ use crate::support::{
     outcome_recorder, recv, WAIT,
 };
 
+mod mime_types;
 mod params;
+mod url_elicitation;
+mod waits;
 
 fn any_object() -> Value {
     json!({"type": "object"})
@@ -1179,45 +1182,6 @@ fn elicit_url_mode_reaches_the_client() {
     assert_eq!(params["url"], "https://example.com/login?session=abc");
     assert_eq!(params["elicitationId"], "el-42");
     assert_eq!(params["message"], "Sign in to continue");
-}
-
-// ELIC-6, client/elicitation "URL Elicitation Required Error": a tool that
-// returns Error::url_elicitation_required gets -32042 with
-// data.elicitations.
-#[test]
-fn url_elicitation_required_is_error_32042() {
-    let server = Server::builder("asker", "1")
-        .tool(
-            Tool::new("needs_auth", any_object()),
-            |_: &RequestContext, _: JsonObject| -> Result<CallToolResult, Error> {
-                Err(Error::url_elicitation_required(vec![
-                    ElicitRequestUrlParams::new(
-                        "Authorize access",
-                        "https://example.com/oauth",
-                        "el-7",
-                    ),
-                ]))
-            },
-        )
-        .build();
-    let mut client = connect(&server, json!({"elicitation": {"url": {}}}));
-    let outcome = client.request("tools/call", Some(json!({"name": "needs_auth"})));
-    let error = expect_error(
-        outcome,
-        ErrorCode::URL_ELICITATION_REQUIRED,
-        "a tool that needs a URL elicitation",
-    );
-    assert_eq!(error.code.0, -32042);
-    let data = error.data.expect("-32042 carries data");
-    assert_eq!(
-        data["elicitations"],
-        json!([{
-            "mode": "url",
-            "message": "Authorize access",
-            "url": "https://example.com/oauth",
-            "elicitationId": "el-7"
-        }])
-    );
 }
 
 // ---------------------------------------------------------------------------

@@ -471,8 +471,8 @@ impl Drop for Example {
 }
 
 /// Blocks a handler until the test releases it or the request is
-/// cancelled (its flag looked at between short receive timeouts: the flag
-/// has no blocking wait), at most [`WAIT`]. Returns `true` when it was
+/// cancelled (its flag looked at between short receive timeouts: one wait
+/// cannot watch both), at most [`WAIT`]. Returns `true` when it was
 /// cancelled.
 pub fn wait_release_or_cancel(ctx: &tiny_mcp::RequestContext, release: &Receiver<()>) -> bool {
     let deadline = Instant::now() + WAIT;
