@@ -23,6 +23,7 @@ use crate::support::{
     outcome_recorder, recv, WAIT,
 };
 
+mod elicit_answers;
 mod params;
 
 fn any_object() -> Value {
