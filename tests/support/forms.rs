@@ -46,15 +46,27 @@ pub fn bad_profiles() -> Vec<(Value, [&'static str; 2])> {
         .as_object_mut()
         .map(|content| content.remove("email"));
     vec![
-        (missing, ["\"email\"", "(required)"]),
-        (with("age", json!("36")), ["\"age\"", "(type)"]),
-        (with("age", json!(151)), ["\"age\"", "(maximum)"]),
-        (with("name", json!("A")), ["\"name\"", "(minLength)"]),
-        (with("email", json!("ada")), ["\"email\"", "(format)"]),
-        (with("plan", json!("gold")), ["\"plan\"", "(oneOf)"]),
+        (missing, ["\"email\"", "is required"]),
+        (
+            with("age", json!("36")),
+            ["\"age\"", "must be of type \"integer\""],
+        ),
+        (with("age", json!(151)), ["\"age\"", "must be at most 150"]),
+        (
+            with("name", json!("A")),
+            ["\"name\"", "at least 2 characters"],
+        ),
+        (
+            with("email", json!("ada")),
+            ["\"email\"", "of format \"email\""],
+        ),
+        (
+            with("plan", json!("gold")),
+            ["\"plan\"", "one of its oneOf choices"],
+        ),
         (
             with("topics", json!(["go"])),
-            ["\"topics\"", "(items.enum)"],
+            ["\"topics[0]\"", "one of [\"rust\",\"mcp\"]"],
         ),
     ]
 }
