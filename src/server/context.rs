@@ -14,19 +14,22 @@ use parking_lot::Mutex;
 use super::caller::{Caller, HttpHeaders, Principal, TraceContext};
 use super::envelope::Envelope;
 use super::handle::ServerHandle;
+use super::input::answer_check::{
+    check_answer, check_answers, requested_schema, requested_schemas,
+};
 use super::input::{InputRequest, InputResponses, Rounds};
 use super::sink::Sink;
 use super::tasks::{self, TaskRun, TaskSlot};
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{JsonObject, Message, RequestId};
 use crate::protocol::{
-    notifications, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, Era, Implementation, ListRootsResult, LoggingLevel,
-    ProgressToken,
+    notifications, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Era, ListRootsResult, LoggingLevel, ProgressToken,
 };
 use crate::server::cancel::CancellationFlag;
 use crate::server::session::Session;
 
+mod client;
 mod wait;
 
 /// The context of one request, passed first to every handler.
@@ -179,68 +182,6 @@ impl RequestContext {
         match &self.link {
             ClientLink::Connection { .. } => Era::V2025_11_25,
             ClientLink::Retry { .. } => Era::V2026_07_28,
-        }
-    }
-
-    /// The client's `clientInfo`: from `initialize`, or in the 2026-07-28
-    /// era from this request's `_meta`.
-    pub fn client_info(&self) -> Option<Implementation> {
-        match &self.link {
-            ClientLink::Connection { .. } => self.session.state.lock().client_info.clone(),
-            ClientLink::Retry { envelope, .. } => envelope.client_info.clone(),
-        }
-    }
-
-    /// The capabilities the client declared: in `initialize`, or in the
-    /// 2026-07-28 era in this request's `_meta` (never earlier requests').
-    pub fn client_capabilities(&self) -> ClientCapabilities {
-        match &self.link {
-            ClientLink::Connection { .. } => self.session.state.lock().client_capabilities.clone(),
-            ClientLink::Retry { envelope, .. } => envelope.client_capabilities.clone(),
-        }
-    }
-
-    /// `true` when this request's client renders MCP Apps views: it
-    /// declared the extension `io.modelcontextprotocol/ui` with
-    /// `text/html;profile=mcp-app` among its `mimeTypes` (in `initialize`
-    /// in 2025-11-25, in this request's `_meta` in 2026-07-28). A tool may
-    /// shape its `content` for a text-only host when it is `false`; its
-    /// `structuredContent` is what a view reads. `false` when the
-    /// capabilities are unknown (a 2025-11-25 stateless HTTP POST: no
-    /// `initialize` reaches it).
-    ///
-    /// Spec: MCP Apps "Client<>Server Capability Negotiation".
-    pub fn supports_ui(&self) -> bool {
-        self.client_capabilities().supports_ui()
-    }
-
-    /// `true` if the client declared `elicitation.url` (in `initialize`, or
-    /// in the 2026-07-28 era in this request's `_meta`): it can take a
-    /// URL-mode elicitation. A tool's
-    /// [`ErrorKind::UrlElicitationRequired`] reaches only such a client,
-    /// as `-32042` in the 2025-11-25 era; any other gets an `isError`
-    /// result carrying the URLs (so does every client in 2026-07-28,
-    /// which has no `-32042`). Check it to choose another way to ask.
-    ///
-    /// Spec: client/elicitation (2025-11-25), "URL Elicitation Required Error".
-    pub fn supports_url_elicitation(&self) -> bool {
-        match &self.link {
-            ClientLink::Connection { .. } => {
-                let state = self.session.state.lock();
-                state.client_capabilities.supports_elicitation_url()
-            }
-            ClientLink::Retry { envelope, .. } => {
-                envelope.client_capabilities.supports_elicitation_url()
-            }
-        }
-    }
-
-    /// The protocol version of this request: the negotiated one (e.g.
-    /// `2025-11-25`) or this request's (`2026-07-28`).
-    pub fn protocol_version(&self) -> String {
-        match &self.link {
-            ClientLink::Connection { .. } => self.session.protocol_version(),
-            ClientLink::Retry { envelope, .. } => envelope.version.clone(),
         }
     }
 
@@ -443,7 +384,9 @@ impl RequestContext {
     ///
     /// [`ErrorKind::CapabilityMissing`] naming `elicitation.form` or
     /// `elicitation.url` if the client did not declare that mode (ELIC-1);
-    /// otherwise as [`send_request`](Self::send_request).
+    /// [`ErrorKind::InvalidParams`] naming the field and the rule when the
+    /// client accepts a form with content its `requestedSchema` refuses
+    /// (ELIC-8); otherwise as [`send_request`](Self::send_request).
     ///
     /// Spec: client/elicitation (2025-11-25).
     pub fn elicit(&self, params: impl Into<ElicitRequestParams>) -> Result<ElicitResult, Error> {
@@ -509,8 +452,8 @@ impl RequestContext {
     ///
     /// [`ErrorKind::CapabilityMissing`] if the client did not declare a
     /// capability a request needs (MRTR-2; `-32021` in the 2026-07-28 era);
-    /// [`ErrorKind::InputRequired`] as above; otherwise as
-    /// [`send_request`](Self::send_request).
+    /// [`ErrorKind::InputRequired`] as above; as [`elicit`](Self::elicit)
+    /// for a form's answer; otherwise as [`send_request`](Self::send_request).
     ///
     /// Spec: SEP-2322 multi round-trip requests (2026-07-28).
     pub fn request_inputs(
@@ -529,8 +472,11 @@ impl RequestContext {
                 return Err(missing(request.capability()));
             }
         }
+        // ELIC-8: accepted forms are checked before the handler sees them.
+        let schemas = requested_schemas(&requests);
         if let (Some(run), Era::V2026_07_28) = (self.running_task(), self.era()) {
-            return tasks::ask_inputs(self, &run, requests).map(InputResponses);
+            let answers = tasks::ask_inputs(self, &run, requests)?;
+            return check_answers(&schemas, &answers).map(|()| InputResponses(answers));
         }
         let rounds = match &self.link {
             ClientLink::Retry { rounds, .. } => rounds,
@@ -542,7 +488,7 @@ impl RequestContext {
                         self.send_request(&request.method, Some(request.params), timeout)?;
                     answers.insert(key, answer);
                 }
-                return Ok(InputResponses(answers));
+                return check_answers(&schemas, &answers).map(|()| InputResponses(answers));
             }
         };
         let mut answers = JsonObject::new();
@@ -554,6 +500,7 @@ impl RequestContext {
                 _ => rounds.ask(&key, request),
             }
         }
+        check_answers(&schemas, &answers)?;
         if !rounds.asked_anything() {
             Ok(InputResponses(answers))
         } else {
@@ -584,31 +531,38 @@ impl RequestContext {
     /// A blocking call to the client: sent and awaited on a connection;
     /// in the 2026-07-28 era, its answer from the retry, or `InputRequired`
     /// after recording it under the next positional key.
+    /// An accepted form's answer is checked against the form's schema
+    /// before it is returned (ELIC-8).
     fn ask<T: DeserializeOwned>(&self, request: InputRequest) -> Result<T, Error> {
-        let rounds = match &self.link {
-            ClientLink::Connection { .. } => return self.call(&request.method, request.params),
-            ClientLink::Retry { rounds, .. } => rounds,
+        let schema = requested_schema(&request).cloned();
+        let check = |answer: &Value| match &schema {
+            Some(schema) => check_answer(schema, answer, None),
+            None => Ok(()),
         };
+        let rounds = match &self.link {
+            ClientLink::Retry { rounds, .. } => rounds,
+            ClientLink::Connection { .. } => {
+                let timeout = self.session.server.config.client_request_timeout;
+                let answer = self.send_request(&request.method, Some(request.params), timeout)?;
+                check(&answer)?;
+                return Ok(serde_json::from_value(answer)?);
+            }
+        };
+        let key = rounds.next_key();
         if let Some(run) = self.running_task() {
-            let key = rounds.next_key();
             let mut answers = tasks::ask_inputs(self, &run, vec![(key.clone(), request)])?;
             let answer = answers.remove(&key).unwrap_or(Value::Null);
+            check(&answer)?;
             return Ok(serde_json::from_value(answer)?);
         }
-        let key = rounds.next_key();
         if let Some(answer) = rounds.answers.get(&key) {
             if let Ok(parsed) = serde_json::from_value(answer.clone()) {
+                check(answer)?;
                 return Ok(parsed);
             }
         }
         rounds.ask(&key, request);
         Err(Error::new(ErrorKind::InputRequired))
-    }
-
-    fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, Error> {
-        let timeout = self.session.server.config.client_request_timeout;
-        let value = self.send_request(method, Some(params), timeout)?;
-        Ok(serde_json::from_value(value)?)
     }
 
     /// Sends a request to the client and blocks until it answers.

@@ -85,6 +85,12 @@ impl Schema {
         check_object(self, arguments, &At::Root).map_err(|p| p.describe("argument"))
     }
 
+    /// `Err` with a readable reason when a form's values break this schema
+    /// (an elicitation's `requestedSchema`, `input/answer_check.rs`).
+    pub(crate) fn check_form(&self, content: &JsonObject) -> Result<(), String> {
+        check_object(self, content, &At::Root).map_err(|p| p.describe("field"))
+    }
+
     /// `Err` with a readable reason when a structured result breaks this
     /// schema (a tool's `outputSchema`).
     pub(crate) fn check_output(&self, value: &Value) -> Result<(), String> {

@@ -2,6 +2,7 @@
 //! `requestState`.
 
 use super::*;
+use crate::support::forms::{bad_profiles, form_server, good_profile, profile_schema};
 use serde_json::{json, Value};
 use tiny_mcp::{
     CallToolResult, ElicitRequestFormParams, JsonObject, MemoryClient, RequestContext, Server,
@@ -547,6 +548,63 @@ fn a_busy_caller_cannot_evict_another_callers_request_state() {
         "the quiet client's retry after the flood",
     );
     assert_eq!(text_of(&done), "hello Quiet");
+}
+
+/// What `tool`'s handler of [`form_server`] got when the client retried
+/// with `answer` under `key`, the key the first round asked with.
+fn handler_got(tool: &str, key: &str, answer: Value) -> String {
+    let server = form_server(SERVER_NAME, SERVER_VERSION);
+    let mut client = memory(&server);
+    let caps = json!({"elicitation": {}});
+    let first = ok(call_mrtr(&mut client, tool, json!({}), caps.clone()), tool);
+    let (requests, state) = input_required(&first, tool);
+    assert_eq!(requests[key]["params"]["requestedSchema"], profile_schema());
+    let retry = json!({"inputResponses": {key: answer}, "requestState": state});
+    let done = ok(call_mrtr(&mut client, tool, retry, caps), "the retry");
+    assert_complete(&done, "the retry");
+    text_of(&done).to_string()
+}
+
+// ELIC-8, MRTR-3 (2026-07-28): an accepted form in inputResponses is
+// checked against the schema the server asked with; ctx.elicit and
+// ctx.request_inputs get an error naming the field and the rule.
+#[test]
+fn answers_that_break_the_form_are_errors() {
+    for (answer, words) in bad_profiles() {
+        let got = handler_got("profile", "input-0", answer.clone());
+        assert!(
+            got.starts_with("refused: elicitation answer: field "),
+            "{}",
+            got
+        );
+        assert!(
+            got.contains(words[0]) && got.contains(words[1]),
+            "{} ({})",
+            got,
+            answer
+        );
+    }
+    let (answer, words) = bad_profiles().remove(4);
+    let got = handler_got("profile_named", "profile", answer);
+    assert!(
+        got.starts_with("refused: elicitation answer \"profile\": field "),
+        "{}",
+        got
+    );
+    assert!(got.contains(words[0]) && got.contains(words[1]), "{}", got);
+}
+
+// ELIC-8, MRTR-3 (2026-07-28): an answer that fits passes as it came, and
+// a decline is not checked.
+#[test]
+fn answers_that_fit_the_form_pass() {
+    let content = good_profile()["content"].clone();
+    for (tool, key) in [("profile", "input-0"), ("profile_named", "profile")] {
+        let got = handler_got(tool, key, good_profile());
+        assert_eq!(got, format!("accept {}", content));
+        let decline = json!({"action": "decline", "content": {"age": -1}});
+        assert_eq!(handler_got(tool, key, decline), "decline");
+    }
 }
 
 fn asking_server() -> Server {

@@ -23,6 +23,7 @@ use crate::support::{
     outcome_recorder, recv, WAIT,
 };
 
+mod elicit_answers;
 mod mime_types;
 mod params;
 mod url_elicitation;

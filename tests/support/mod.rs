@@ -5,6 +5,7 @@
 //! Every wait here is bounded, and the panic message at the bound says what
 //! never arrived. Nothing sleeps to synchronize.
 
+pub mod forms;
 pub mod http;
 
 use std::env;

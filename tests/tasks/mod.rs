@@ -17,6 +17,7 @@ use tiny_mcp::{
     TaskSupport, Tool,
 };
 
+use crate::support::forms;
 use crate::support::http::{open_session, rpc, Conn, Req};
 use crate::support::wait_release_or_cancel;
 use crate::support::{connect, expect_error, recv, ChildServer, WAIT};
@@ -234,6 +235,41 @@ fn task_2026_runs_from_working_to_completed() {
     assert_eq!(done["result"]["content"][0]["text"], "released");
     assert!(done["result"]["_meta"].get(RELATED).is_none(), "{}", done);
     assert!(done.get("requestState").is_none());
+}
+
+// ELIC-8, SEP-2663 "Task Update Requests": a task's form answered through
+// tasks/update is checked against the form's schema too; ctx.elicit and
+// ctx.request_inputs get the error naming the field and the rule.
+#[test]
+fn task_2026_answer_breaking_the_form_is_an_error() {
+    let optional = TaskSupport::Optional;
+    let server = Server::builder("tasks-tests", "1")
+        .tool(
+            Tool::without_arguments("profile").with_task_support(optional),
+            |ctx: &RequestContext, _: JsonObject| forms::ask_profile(ctx),
+        )
+        .tool(
+            Tool::without_arguments("profile_named").with_task_support(optional),
+            |ctx: &RequestContext, _: JsonObject| forms::ask_profile_named(ctx),
+        )
+        .build();
+    let mut client = client_2026(&server);
+    for (tool, named) in [("profile", ""), ("profile_named", " \"profile\"")] {
+        let (answer, words) = forms::bad_profiles().remove(2);
+        let id = start_2026(&mut client, tool);
+        let asked = poll_until(&mut client, &id, status_is("input_required"));
+        let key = first_key(&asked["inputRequests"]);
+        update(&mut client, &id, json!({ key: answer }));
+        let done = poll_until(&mut client, &id, status_is("completed"));
+        let text = done["result"]["content"][0]["text"].as_str().unwrap_or("");
+        let start = format!("refused: elicitation answer{}: field ", named);
+        assert!(text.starts_with(&start), "{}: {}", tool, done);
+        assert!(
+            text.contains(words[0]) && text.contains(words[1]),
+            "{}",
+            text
+        );
+    }
 }
 
 // SEP-2663 "Task Execution Errors": a tool error is `completed` with

@@ -30,6 +30,7 @@ use crate::protocol::{
 };
 use crate::server::session::Session;
 
+pub(crate) mod answer_check;
 mod store;
 
 pub use store::ServerStateStore;
