@@ -14,8 +14,9 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Select};
 
+use super::hangup::{self, Watch};
 use super::sse::{self, Kind, Outgoing, Stream};
 use super::wire::{self, HttpResponse};
 use super::{HttpConfig, HttpSession, Shared};
@@ -25,6 +26,15 @@ use crate::server::session::Session;
 /// How often a stream whose closing cancels a request checks that its
 /// client is still there (MHTTP-7).
 const LIVENESS_CHECK: Duration = Duration::from_millis(250);
+
+/// How often any other idle stream (a listen stream, a 2025-11-25 GET or
+/// POST stream) looks at its socket for the client's close when the
+/// kernel cannot tell it (`hangup.rs`: not Linux): a client that left
+/// frees what its stream holds (a place under `max_listen_streams`, its
+/// session's one GET stream, its connection) within this, not at the next
+/// keepalive write (issue 28). That costs a wake-up and three system calls
+/// per stream and check (about 20 µs, `docs/perf.md` §20).
+const CLOSE_CHECK: Duration = Duration::from_millis(500);
 
 /// How long a new stream's head waits to go out together with its first
 /// event (one write instead of two).
@@ -157,14 +167,33 @@ pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) 
 /// written on the wire, and that may know whether its peer has left.
 pub(crate) trait Out: Write {
     /// `true` when the peer is known to have closed its side (a read would
-    /// return EOF). An output that cannot look at its socket answers
-    /// `false`: a client that left is then noticed when a write fails.
+    /// return EOF) or reset the connection. An output that cannot look at
+    /// its socket answers `false`: a client that left is then noticed when
+    /// a write fails.
     fn peer_closed(&self) -> bool;
+
+    /// `true` when [`peer_closed`](Out::peer_closed) can see anything: an
+    /// output that cannot is not asked while a stream is idle.
+    fn sees_peer(&self) -> bool;
+
+    /// Has the kernel tell when the peer closes, while the stream is
+    /// written; `None` when it cannot (the stream then looks itself).
+    fn watch_hangup(&self) -> Option<Watch> {
+        None
+    }
 }
 
 impl Out for &TcpStream {
     fn peer_closed(&self) -> bool {
         peer_closed(self)
+    }
+
+    fn sees_peer(&self) -> bool {
+        true
+    }
+
+    fn watch_hangup(&self) -> Option<Watch> {
+        hangup::watch(self)
     }
 }
 
@@ -300,19 +329,23 @@ fn write_events(
             break;
         }
     }
-    // A stream whose closing cancels a request checks often that its
-    // client is still there; a listen stream only when idle; a 2025-11-25
-    // stream never (its writes fail when the client is gone).
+    // While idle, every stream learns that its client left, so that what
+    // it holds is freed for the client's reconnection (issue 28): from the
+    // kernel once past its first write (`Pump::run`), else by looking, often
+    // when its closing cancels a request, within a second otherwise. An
+    // output that cannot see its peer only writes keepalives.
     let keep_alive_every = config.sse_keep_alive;
+    let sees_peer = out.sees_peer();
     let pump = Pump {
         receiver: &receiver,
         ids,
         keep_alive: keep_alive_every,
-        watch: !matches!(on_close, OnClose::Nothing),
+        sees_peer,
         peer,
         tick: match on_close {
+            _ if !sees_peer => keep_alive_every,
             OnClose::Cancel(..) => keep_alive_every.min(LIVENESS_CHECK),
-            _ => keep_alive_every,
+            _ => keep_alive_every.min(CLOSE_CHECK),
         },
     };
     let result = match ended {
@@ -449,25 +482,54 @@ struct Pump<'a> {
     ids: Option<u64>,
     keep_alive: Duration,
     /// Check between events whether the client is still there.
-    watch: bool,
-    /// The longest wait for an event.
+    sees_peer: bool,
+    /// The longest wait for an event while the stream looks itself.
     tick: Duration,
     peer: Peer,
+}
+
+/// The next item of a stream within `wait`; `Outgoing::Probe` when the
+/// kernel says its client left (the writer then looks, as for a probe).
+fn next_item(
+    receiver: &Receiver<Outgoing>,
+    watch: Option<&Watch>,
+    wait: Duration,
+) -> Result<Outgoing, RecvTimeoutError> {
+    let watch = match watch {
+        Some(watch) => watch,
+        None => return receiver.recv_timeout(wait),
+    };
+    let mut select = Select::new();
+    let events = select.recv(receiver);
+    select.recv(&watch.hangup);
+    match select.select_timeout(wait) {
+        Err(_) => Err(RecvTimeoutError::Timeout),
+        Ok(op) if op.index() == events => op
+            .recv(receiver)
+            .map_err(|_| RecvTimeoutError::Disconnected),
+        Ok(op) => {
+            let _ = op.recv(&watch.hangup);
+            Ok(Outgoing::Probe)
+        }
+    }
 }
 
 impl Pump<'_> {
     /// Writes `pending`, then events as they come, until the stream ends.
     /// Returns `true` when it ended with its response delivered.
     fn run(&self, out: &mut impl Out, mut pending: Vec<u8>) -> io::Result<bool> {
-        let tick = self.tick;
+        let mut tick = self.tick;
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();
         let mut wrote = false;
+        let mut watch = None;
+        let mut asked = !self.sees_peer;
         loop {
             let mut ended = None;
-            match self.receiver.recv_timeout(wait) {
+            match next_item(self.receiver, watch.as_ref(), wait) {
                 Ok(Outgoing::Probe) => {
-                    // A new GET asks whether this client is still there.
+                    // A new GET asks whether this client is still there,
+                    // or the kernel says it left.
                     if out.peer_closed() {
                         return Err(client_gone());
                     }
@@ -483,7 +545,7 @@ impl Pump<'_> {
                 }
                 Err(RecvTimeoutError::Disconnected) => ended = Some(false),
                 Err(RecvTimeoutError::Timeout) => {
-                    if self.watch && out.peer_closed() {
+                    if self.sees_peer && out.peer_closed() {
                         return Err(client_gone());
                     }
                     if pending.is_empty() && last_write.elapsed() >= self.keep_alive {
@@ -512,7 +574,18 @@ impl Pump<'_> {
             if let Some(delivered) = ended {
                 return Ok(delivered);
             }
-            wait = tick;
+            if !asked {
+                asked = true;
+                // Past its first write the stream may stay idle long: the
+                // kernel tells it when its client leaves, and it waits for
+                // events alone (a stream answered at once never asks).
+                watch = out.watch_hangup();
+                if watch.is_some() {
+                    tick = self.keep_alive;
+                }
+            }
+            // The keepalive goes out on time, whatever the tick.
+            wait = tick.min(self.keep_alive.saturating_sub(last_write.elapsed()));
         }
     }
 }
@@ -541,13 +614,21 @@ fn client_gone() -> io::Error {
     )
 }
 
-/// `true` when the peer has closed its side (a read would return EOF).
+/// `true` when the peer has closed its side (a read would return EOF) or
+/// reset the connection. Looks without taking a byte: a client that sent
+/// something (a pipelined request) is still there.
 fn peer_closed(stream: &TcpStream) -> bool {
     if stream.set_nonblocking(true).is_err() {
         return false;
     }
     let mut byte = [0u8; 1];
-    let closed = matches!(stream.peek(&mut byte), Ok(0));
+    let closed = match stream.peek(&mut byte) {
+        Ok(n) => n == 0,
+        Err(e) => !matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted | io::ErrorKind::TimedOut
+        ),
+    };
     let _ = stream.set_nonblocking(false);
     closed
 }
