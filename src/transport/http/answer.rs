@@ -11,10 +11,10 @@
 
 use std::io::{self, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Select};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::hangup::{self, Watch};
 use super::sse::{self, Kind, Outgoing, Stream};
@@ -62,6 +62,10 @@ pub(crate) struct EventStream {
     pub(crate) headers: Vec<(&'static str, String)>,
     /// Held while the stream is written (a listen stream's registration).
     pub(crate) guard: Option<ListenGuard>,
+    /// The stream written and its writer's token, when not in `framing`'s
+    /// `Resumable`: the kernel's word that the client left reaches the
+    /// writer through it, as a probe.
+    pub(crate) writer: Option<(Arc<Stream>, u64)>,
 }
 
 /// How the messages of a stream go out.
@@ -176,9 +180,10 @@ pub(crate) trait Out: Write {
     /// output that cannot is not asked while a stream is idle.
     fn sees_peer(&self) -> bool;
 
-    /// Has the kernel tell when the peer closes, while the stream is
-    /// written; `None` when it cannot (the stream then looks itself).
-    fn watch_hangup(&self) -> Option<Watch> {
+    /// Has the kernel tell when the peer closes (`tell` is called), while
+    /// the stream is written; `None` when it cannot (the stream then looks
+    /// itself).
+    fn watch_hangup(&self, _tell: hangup::Tell) -> Option<Watch> {
         None
     }
 }
@@ -192,8 +197,8 @@ impl Out for &TcpStream {
         true
     }
 
-    fn watch_hangup(&self) -> Option<Watch> {
-        hangup::watch(self)
+    fn watch_hangup(&self, tell: hangup::Tell) -> Option<Watch> {
+        hangup::watch(self, tell)
     }
 }
 
@@ -288,6 +293,7 @@ fn write_events(
         on_close,
         headers,
         guard: _guard,
+        writer,
     } = stream;
     let mut pending = match framing {
         Framing::JsonWhenDone => return json_when_done(&receiver, out, keep_alive, config),
@@ -329,30 +335,51 @@ fn write_events(
             break;
         }
     }
-    // While idle, every stream learns that its client left, so that what
-    // it holds is freed for the client's reconnection (issue 28): from the
-    // kernel once past its first write (`Pump::run`), else by looking, often
-    // when its closing cancels a request, within a second otherwise. An
-    // output that cannot see its peer only writes keepalives.
     let keep_alive_every = config.sse_keep_alive;
     let sees_peer = out.sees_peer();
     let pump = Pump {
         receiver: &receiver,
+        writer: writer_of(writer, &framing),
         ids,
         keep_alive: keep_alive_every,
         sees_peer,
         peer,
-        tick: match on_close {
-            _ if !sees_peer => keep_alive_every,
-            OnClose::Cancel(..) => keep_alive_every.min(LIVENESS_CHECK),
-            _ => keep_alive_every.min(CLOSE_CHECK),
-        },
+        tick: looking_tick(&on_close, sees_peer, keep_alive_every),
     };
     let result = match ended {
         Some(delivered) => finish_replay(out, pending, peer).map(|()| delivered),
         None => pump.run(out, pending),
     };
     after_stream(result, &framing, on_close)
+}
+
+/// The longest wait of an idle stream that looks for its client's close
+/// itself. While idle, every stream learns that its client left, so that
+/// what it holds is freed for the client's reconnection (issue 28): from
+/// the kernel once past its first write (`Pump::run`), else by looking,
+/// often when its closing cancels a request, within a second otherwise.
+/// An output that cannot see its peer only writes keepalives.
+fn looking_tick(on_close: &OnClose, sees_peer: bool, keep_alive: Duration) -> Duration {
+    match on_close {
+        _ if !sees_peer => keep_alive,
+        OnClose::Cancel(..) => keep_alive.min(LIVENESS_CHECK),
+        _ => keep_alive.min(CLOSE_CHECK),
+    }
+}
+
+/// The stream a writer writes and its token, to be told that its client
+/// left: given, or a resumable stream's.
+fn writer_of(writer: Option<(Arc<Stream>, u64)>, framing: &Framing) -> Option<(Weak<Stream>, u64)> {
+    match (writer, framing) {
+        (Some((stream, token)), _) => Some((Arc::downgrade(&stream), token)),
+        (
+            None,
+            Framing::WithIds {
+                resumable: Some(r), ..
+            },
+        ) => Some((Arc::downgrade(&r.stream), r.token)),
+        (None, _) => None,
+    }
 }
 
 /// What the end of a stream's writing leaves to do.
@@ -478,6 +505,8 @@ fn status_for(kind: Kind) -> u16 {
 /// The event loop of one stream.
 struct Pump<'a> {
     receiver: &'a Receiver<Outgoing>,
+    /// The stream and the writer's token, to be told that the client left.
+    writer: Option<(Weak<Stream>, u64)>,
     /// The stream id for event ids; `None` frames events without ids.
     ids: Option<u64>,
     keep_alive: Duration,
@@ -488,32 +517,6 @@ struct Pump<'a> {
     peer: Peer,
 }
 
-/// The next item of a stream within `wait`; `Outgoing::Probe` when the
-/// kernel says its client left (the writer then looks, as for a probe).
-fn next_item(
-    receiver: &Receiver<Outgoing>,
-    watch: Option<&Watch>,
-    wait: Duration,
-) -> Result<Outgoing, RecvTimeoutError> {
-    let watch = match watch {
-        Some(watch) => watch,
-        None => return receiver.recv_timeout(wait),
-    };
-    let mut select = Select::new();
-    let events = select.recv(receiver);
-    select.recv(&watch.hangup);
-    match select.select_timeout(wait) {
-        Err(_) => Err(RecvTimeoutError::Timeout),
-        Ok(op) if op.index() == events => op
-            .recv(receiver)
-            .map_err(|_| RecvTimeoutError::Disconnected),
-        Ok(op) => {
-            let _ = op.recv(&watch.hangup);
-            Ok(Outgoing::Probe)
-        }
-    }
-}
-
 impl Pump<'_> {
     /// Writes `pending`, then events as they come, until the stream ends.
     /// Returns `true` when it ended with its response delivered.
@@ -522,11 +525,12 @@ impl Pump<'_> {
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();
         let mut wrote = false;
-        let mut watch = None;
+        // Held while the stream is written: dropping it stops the watch.
+        let mut _watch = None;
         let mut asked = !self.sees_peer;
         loop {
             let mut ended = None;
-            match next_item(self.receiver, watch.as_ref(), wait) {
+            match self.receiver.recv_timeout(wait) {
                 Ok(Outgoing::Probe) => {
                     // A new GET asks whether this client is still there,
                     // or the kernel says it left.
@@ -579,8 +583,15 @@ impl Pump<'_> {
                 // Past its first write the stream may stay idle long: the
                 // kernel tells it when its client leaves, and it waits for
                 // events alone (a stream answered at once never asks).
-                watch = out.watch_hangup();
-                if watch.is_some() {
+                _watch = self.writer.as_ref().and_then(|(stream, token)| {
+                    let (stream, token) = (Weak::clone(stream), *token);
+                    out.watch_hangup(Arc::new(move || {
+                        if let Some(stream) = stream.upgrade() {
+                            stream.poke(token);
+                        }
+                    }))
+                });
+                if _watch.is_some() {
                     tick = self.keep_alive;
                 }
             }

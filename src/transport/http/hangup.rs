@@ -8,21 +8,23 @@
 //! On Linux one thread of the process waits in `epoll` for the hang-ups of
 //! the sockets of the streams being written (`EPOLLRDHUP`: the client's
 //! FIN; `EPOLLHUP`, `EPOLLERR`: a reset) and tells the stream whose client
-//! left; its writer then looks at its socket as for a probe
-//! (`answer::peer_closed`) and ends. An idle stream costs nothing: no
+//! left (a probe on its channel, `Stream::poke`); its writer then looks at
+//! its socket (`answer::peer_closed`) and ends. An idle stream costs nothing: no
 //! wake-up, no system call. The thread runs while some stream is watched,
 //! and ends (closing its `epoll` descriptor) about a second after the last
 //! one. Elsewhere, and when `epoll` fails, [`watch`] answers `None` and the
 //! writer looks at its socket twice a second instead.
 
-use crossbeam_channel::Receiver;
+use std::sync::Arc;
+
+/// What tells a stream that its client left: called once, on the
+/// watcher's thread, when the client closed or reset the connection (or
+/// only shut its sending side down).
+pub(crate) type Tell = Arc<dyn Fn() + Send + Sync>;
 
 /// A stream's watch on its socket; dropping it stops watching.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct Watch {
-    /// Gets one message when the client closed or reset the connection
-    /// (or only shut its sending side down), then nothing more.
-    pub(crate) hangup: Receiver<()>,
     #[cfg(target_os = "linux")]
     key: u64,
     #[cfg(target_os = "linux")]
@@ -32,7 +34,7 @@ pub(crate) struct Watch {
 /// Watches `socket` for its peer's close; `None` when this platform, or
 /// the moment, cannot.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn watch(_socket: &std::net::TcpStream) -> Option<Watch> {
+pub(crate) fn watch(_socket: &std::net::TcpStream, _tell: Tell) -> Option<Watch> {
     None
 }
 
@@ -46,14 +48,13 @@ mod linux {
     use std::os::unix::io::{AsRawFd, RawFd};
     use std::time::Duration;
 
-    use crossbeam_channel::{bounded, Sender};
     use nix::errno::Errno;
     use nix::sys::epoll::{
         epoll_create1, epoll_ctl, epoll_wait, EpollCreateFlags, EpollEvent, EpollFlags, EpollOp,
     };
     use parking_lot::{const_mutex, Mutex};
 
-    use super::Watch;
+    use super::{Tell, Watch};
 
     /// How long the thread waits before it looks whether it still has
     /// streams to watch, in milliseconds.
@@ -63,7 +64,7 @@ mod linux {
     /// watches, by key.
     struct Watcher {
         epoll: Option<RawFd>,
-        streams: Option<HashMap<u64, Sender<()>>>,
+        streams: Option<HashMap<u64, Tell>>,
         next_key: u64,
         running: bool,
     }
@@ -77,7 +78,7 @@ mod linux {
 
     /// Watches `socket` for its peer's close; `None` when `epoll` or the
     /// thread cannot be had (the writer then looks itself).
-    pub(crate) fn watch(socket: &TcpStream) -> Option<Watch> {
+    pub(crate) fn watch(socket: &TcpStream, tell: Tell) -> Option<Watch> {
         let fd = socket.as_raw_fd();
         let mut watcher = WATCHER.lock();
         let epoll = match watcher.epoll {
@@ -100,10 +101,9 @@ mod linux {
             &mut EpollEvent::new(flags, key),
         )
         .ok()?;
-        let (sender, hangup) = bounded(1);
         let streams = watcher.streams.get_or_insert_with(HashMap::new);
-        streams.insert(key, sender);
-        let watch = Watch { hangup, key, fd };
+        streams.insert(key, tell);
+        let watch = Watch { key, fd };
         if !watcher.running {
             let started = std::thread::Builder::new()
                 .name("tiny-mcp-hangups".into())
@@ -146,18 +146,26 @@ mod linux {
                 Ok(n) => n,
                 Err(Errno::EINTR) => 0,
                 Err(e) => {
-                    log::error!("waiting for streams' hang-ups failed: {}", e);
+                    // The number, not nix's text: its table of every
+                    // errno's text is 24 KB of the static binary.
+                    log::error!("waiting for streams' hang-ups failed: errno {}", e as i32);
                     std::thread::sleep(Duration::from_millis(IDLE_WAIT_MS as u64));
                     0
                 }
             };
             let mut watcher = WATCHER.lock();
-            if let Some(streams) = watcher.streams.as_ref() {
-                for event in &events[..n] {
-                    if let Some(stream) = streams.get(&event.data()) {
-                        let _ = stream.try_send(());
-                    }
-                }
+            let tells: Vec<Tell> = match watcher.streams.as_ref() {
+                Some(streams) => events[..n]
+                    .iter()
+                    .filter_map(|event| streams.get(&event.data()).cloned())
+                    .collect(),
+                None => Vec::new(),
+            };
+            if !tells.is_empty() {
+                // Told outside the lock: a stream's own lock comes next.
+                drop(watcher);
+                tells.iter().for_each(|tell| tell());
+                continue;
             }
             let idle = watcher.streams.as_ref().map_or(true, HashMap::is_empty);
             if n == 0 && idle {
