@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What N open connections and streams cost the `everything` example (issue 14 item 12).
 
-    python3 scripts/measure/ten-thousand.py [--n 10000] [--bin target/release/examples/everything]
+    python3 scripts/measure/ten-thousand.py [--n 10000] [--idle-s 10]
+        [--bin target/release/examples/everything]
 
 Starts the server with `--max-connections` and `--max-sessions` above N and the
 descriptor limit raised to the hard limit (for the server and for this script), then
@@ -14,7 +15,9 @@ measures, one phase after the other, with N sockets held by this one thread:
    for `toolsListChanged`.
 
 For each phase it prints the server's resident memory (VmRSS) and thread count before
-and with the N connections, per connection in KB. For phases 2 and 3 it then calls the
+and with the N connections, per connection in KB, and the CPU time the server spends
+while they are idle (summed over its threads' `schedstat`, over `--idle-s` seconds; an
+idle stream should cost nothing, DESIGN.md §20). For phases 2 and 3 it then calls the
 `notify_changed` tool once, on a connection of its own, and reports how long the
 `notifications/tools/list_changed` took to reach each of the N streams (p50, p99,
 max, from the moment the call was written). Prints one JSON object per phase.
@@ -54,6 +57,29 @@ def proc_status(pid):
             key, _, value = line.partition(":")
             fields[key] = value.strip()
     return int(fields["VmRSS"].split()[0]), int(fields["Threads"])
+
+
+def cpu_seconds(pid):
+    """CPU time of process `pid`, summed over its threads' scheduler statistics
+    (nanoseconds; `/proc/PID/stat` counts in ticks of 10 ms), in seconds."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def idle_cpu(pid, n, seconds):
+    """The server's CPU time while the N connections are idle, per second."""
+    c0, t0 = cpu_seconds(pid), time.perf_counter()
+    time.sleep(seconds)
+    c1, t1 = cpu_seconds(pid), time.perf_counter()
+    per_s = (c1 - c0) / (t1 - t0)
+    return {"idle_cpu_ms_per_s": round(per_s * 1000, 2),
+            "idle_cpu_us_per_s_each": round(per_s * 1e6 / n, 2)}
 
 
 def post(path, body, headers):
@@ -222,7 +248,7 @@ def settle(pid, threads, limit=30):
         time.sleep(0.1)
 
 
-def phase(name, pid, n, open_one, addr, notify=None):
+def phase(name, pid, n, open_one, addr, idle_s, notify=None):
     rss0, threads0 = proc_status(pid)
     t = time.perf_counter()
     held = [open_one(addr, i + 1) for i in range(n)]
@@ -232,6 +258,7 @@ def phase(name, pid, n, open_one, addr, notify=None):
            "rss_kb_before": rss0, "rss_kb_with": rss1,
            "kb_per_connection": round((rss1 - rss0) / n, 1),
            "threads_before": threads0, "threads_with": threads1}
+    out.update(idle_cpu(pid, n, idle_s))
     if notify is not None:
         out.update(latencies(addr, held, notify))
     for h in held:
@@ -244,6 +271,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--bin", default="target/release/examples/everything")
+    ap.add_argument("--idle-s", type=float, default=10.0)
     a = ap.parse_args()
     raise_nofile()
     phases = [("idle keep-alive connections", idle_connection, None),
@@ -253,7 +281,7 @@ def main():
         # A server of its own for each phase: memory a phase frees stays
         # with the process and would hide the next phase's cost.
         with Server(a.bin, a.n + 100) as (pid, addr):
-            phase(name, pid, a.n, open_one, addr, notify)
+            phase(name, pid, a.n, open_one, addr, a.idle_s, notify)
 
 
 class Server:

@@ -495,6 +495,66 @@ fn http_vanished_listener_leaves_the_other_served() {
     }
 }
 
+// LISTEN-10, issue 28 item 8 (2026-07-28): a listen stream whose client
+// closed its connection is forgotten within a second, not at the next
+// keepalive (15 s by default, the interval here): at a cap of one stream,
+// the client reconnecting is served.
+#[test]
+fn http_closed_listen_stream_frees_its_place_at_once() {
+    closed_listen_stream_frees_its_place(false);
+}
+
+// LISTEN-10, issue 28 item 8 (2026-07-28): the same when the client's
+// connection was reset (RST).
+#[test]
+fn http_reset_listen_stream_frees_its_place_at_once() {
+    closed_listen_stream_frees_its_place(true);
+}
+
+fn closed_listen_stream_frees_its_place(reset: bool) {
+    use crate::support::http::{close_with_reset, read_status};
+    let server = full_builder().max_listen_streams(1).build();
+    let http = serve(server.http());
+    let addr = http.local_addr();
+    let filter = json!({"toolsListChanged": true});
+    if reset {
+        let mut conn = Conn::open(addr);
+        conn.send(&listen_req(json!(1), filter.clone()));
+        let mut socket = conn.into_socket();
+        assert_eq!(read_status(&mut socket, "the listen stream"), 200);
+        // The rest of the head and the acknowledgement are left unread.
+        close_with_reset(socket);
+    } else {
+        let (conn, _) = http_listen(addr, json!(1), filter.clone());
+        drop(conn);
+    }
+    let closed = Instant::now();
+    let mut again = loop {
+        let mut again = Conn::open(addr);
+        let head = again.start(&listen_req(json!(2), filter.clone()), "the new listen");
+        if head.is_sse() {
+            break again;
+        }
+        let refusal = again.read_body("the refusal");
+        assert_eq!(
+            head.status,
+            503,
+            "only the cap refuses it: {}",
+            String::from_utf8_lossy(&refusal)
+        );
+        assert!(
+            closed.elapsed() < WAIT,
+            "the closed listen stream still held its place after {:?}",
+            WAIT
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ack = again.next_message("the new listen's acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(sub_id(&ack), &json!(2));
+    server.handle().close_listen_streams();
+}
+
 // LISTEN-14 (2026-07-28): over HTTP the cap refuses a listen with a JSON
 // error (not a stream) before any ack; `max_listen_streams` documents
 // -32603 with HTTP 503.

@@ -414,3 +414,59 @@ fn a_client_that_never_reads_is_dropped_and_its_stream_replays() {
     assert_eq!(replayed["method"], "notifications/message");
     http.shutdown();
 }
+
+// Issue 28 item 8, DESIGN.md §6: a GET stream whose client closed its
+// connection ends within a second, not at the next keepalive write (15 s
+// by default, the interval here, or the one after): its connection's
+// place under `max_connections` is free again, and the client
+// reconnecting at the cap gets its session's GET stream.
+#[test]
+fn a_closed_get_stream_frees_its_connection_at_once() {
+    closed_get_stream_frees_its_connection(false);
+}
+
+// Issue 28 item 8: the same when the client's connection was reset (RST).
+#[test]
+fn a_reset_get_stream_frees_its_connection_at_once() {
+    closed_get_stream_frees_its_connection(true);
+}
+
+fn closed_get_stream_frees_its_connection(reset: bool) {
+    use crate::support::http::{close_with_reset, open_session_on, read_status, Conn, Req};
+    let http = echo_server()
+        .http()
+        .max_connections(1)
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let mut conn = Conn::open(addr);
+    let session = open_session_on(&mut conn, "2025-11-25", json!({}));
+    if reset {
+        conn.send(&Req::get(&session));
+        let mut socket = conn.into_socket();
+        assert_eq!(read_status(&mut socket, "the GET stream"), 200);
+        close_with_reset(socket);
+    } else {
+        let head = conn.start(&Req::get(&session), "the GET stream");
+        head.expect_status(200, "the GET stream");
+        conn.next_event("the GET's priming event");
+        drop(conn);
+    }
+    let closed = std::time::Instant::now();
+    loop {
+        let mut again = Conn::open(addr);
+        let head = again.start(&Req::get(&session), "the reconnecting GET");
+        if head.status == 200 {
+            assert!(head.is_sse(), "{:?}", head);
+            break;
+        }
+        assert_eq!(head.status, 503, "only the connection limit refuses it");
+        assert!(
+            closed.elapsed() < WAIT,
+            "the closed GET stream still held its connection after {:?}",
+            WAIT
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    http.shutdown();
+}

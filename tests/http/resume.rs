@@ -33,6 +33,27 @@ fn a_reconnecting_get_takes_over_a_dead_stream() {
     http.shutdown();
 }
 
+// HTTP-12, issue 28 item 8: the same when the client's connection was
+// reset (RST) rather than closed: a reset is a client gone too, not a
+// live stream that makes the reconnecting GET wait for 409.
+#[test]
+fn a_reconnecting_get_takes_over_a_reset_stream() {
+    use crate::support::http::{close_with_reset, open_session, read_status, Conn, Req};
+    let http = echo_server().http().serve("127.0.0.1:0").expect("serve");
+    let addr = http.local_addr();
+    let session = open_session(addr, "2025-11-25", json!({}));
+    let mut first = Conn::open(addr);
+    first.send(&Req::get(&session));
+    let mut socket = first.into_socket();
+    assert_eq!(read_status(&mut socket, "the first GET stream"), 200);
+    // The rest of the head and the priming event are left unread.
+    close_with_reset(socket);
+    let mut second = Conn::open(addr);
+    let head = second.start(&Req::get(&session), "the reconnecting GET");
+    head.expect_status(200, "a GET after the first one's connection was reset");
+    http.shutdown();
+}
+
 // 6. HTTP-15: resuming twice in a row delivers every event exactly once: a
 // resumed stream's priming id never points past what it has yet to send.
 #[test]

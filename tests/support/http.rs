@@ -728,6 +728,43 @@ impl Conn {
     pub fn was_cut(&self) -> bool {
         self.cut
     }
+
+    /// The socket alone, to read it byte by byte (its read timeout stays).
+    /// Panics if bytes were read ahead of what the test took: they would be
+    /// lost.
+    pub fn into_socket(self) -> TcpStream {
+        assert!(
+            self.reader.buffer().is_empty() && self.pending.is_empty(),
+            "bytes were read ahead on {}",
+            self.addr
+        );
+        self.writer
+    }
+}
+
+/// Reads the start of a response's status line from `socket`, and nothing
+/// more (the rest stays unread in the socket); returns its status.
+pub fn read_status(socket: &mut TcpStream, what: &str) -> u16 {
+    let mut start = [0u8; 12]; // "HTTP/1.1 200"
+    if let Err(e) = socket.read_exact(&mut start) {
+        panic!("{} never arrived: {}", what, e);
+    }
+    let text = String::from_utf8_lossy(&start);
+    match text.strip_prefix("HTTP/1.1 ").and_then(|s| s.parse().ok()) {
+        Some(status) => status,
+        None => panic!("not a status line for {}: {:?}", what, text),
+    }
+}
+
+/// Closes `socket` with a reset (RST) instead of an orderly close (FIN):
+/// a socket closed with bytes unread resets its connection (Linux; std's
+/// `set_linger` is not stable). Panics if nothing is waiting unread.
+pub fn close_with_reset(socket: TcpStream) {
+    let mut byte = [0u8; 1];
+    match socket.peek(&mut byte) {
+        Ok(n) if n > 0 => drop(socket),
+        other => panic!("nothing unread to reset the connection with: {:?}", other),
+    }
 }
 
 /// Sends `req` on a new connection and reads the whole response.

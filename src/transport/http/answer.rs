@@ -11,11 +11,12 @@
 
 use std::io::{self, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+use super::hangup::{self, Watch};
 use super::sse::{self, Kind, Outgoing, Stream};
 use super::wire::{self, HttpResponse};
 use super::{HttpConfig, HttpSession, Shared};
@@ -25,6 +26,15 @@ use crate::server::session::Session;
 /// How often a stream whose closing cancels a request checks that its
 /// client is still there (MHTTP-7).
 const LIVENESS_CHECK: Duration = Duration::from_millis(250);
+
+/// How often any other idle stream (a listen stream, a 2025-11-25 GET or
+/// POST stream) looks at its socket for the client's close when the
+/// kernel cannot tell it (`hangup.rs`: not Linux): a client that left
+/// frees what its stream holds (a place under `max_listen_streams`, its
+/// session's one GET stream, its connection) within this, not at the next
+/// keepalive write (issue 28). That costs a wake-up and three system calls
+/// per stream and check (about 20 µs, `docs/perf.md` §20).
+const CLOSE_CHECK: Duration = Duration::from_millis(500);
 
 /// How long a new stream's head waits to go out together with its first
 /// event (one write instead of two).
@@ -52,6 +62,10 @@ pub(crate) struct EventStream {
     pub(crate) headers: Vec<(&'static str, String)>,
     /// Held while the stream is written (a listen stream's registration).
     pub(crate) guard: Option<ListenGuard>,
+    /// The stream written and its writer's token, when not in `framing`'s
+    /// `Resumable`: the kernel's word that the client left reaches the
+    /// writer through it, as a probe.
+    pub(crate) writer: Option<(Arc<Stream>, u64)>,
 }
 
 /// How the messages of a stream go out.
@@ -157,14 +171,34 @@ pub(crate) fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) 
 /// written on the wire, and that may know whether its peer has left.
 pub(crate) trait Out: Write {
     /// `true` when the peer is known to have closed its side (a read would
-    /// return EOF). An output that cannot look at its socket answers
-    /// `false`: a client that left is then noticed when a write fails.
+    /// return EOF) or reset the connection. An output that cannot look at
+    /// its socket answers `false`: a client that left is then noticed when
+    /// a write fails.
     fn peer_closed(&self) -> bool;
+
+    /// `true` when [`peer_closed`](Out::peer_closed) can see anything: an
+    /// output that cannot is not asked while a stream is idle.
+    fn sees_peer(&self) -> bool;
+
+    /// Has the kernel tell when the peer closes (`tell` is called), while
+    /// the stream is written; `None` when it cannot (the stream then looks
+    /// itself).
+    fn watch_hangup(&self, _tell: hangup::Tell) -> Option<Watch> {
+        None
+    }
 }
 
 impl Out for &TcpStream {
     fn peer_closed(&self) -> bool {
         peer_closed(self)
+    }
+
+    fn sees_peer(&self) -> bool {
+        true
+    }
+
+    fn watch_hangup(&self, tell: hangup::Tell) -> Option<Watch> {
+        hangup::watch(self, tell)
     }
 }
 
@@ -259,6 +293,7 @@ fn write_events(
         on_close,
         headers,
         guard: _guard,
+        writer,
     } = stream;
     let mut pending = match framing {
         Framing::JsonWhenDone => return json_when_done(&receiver, out, keep_alive, config),
@@ -300,26 +335,51 @@ fn write_events(
             break;
         }
     }
-    // A stream whose closing cancels a request checks often that its
-    // client is still there; a listen stream only when idle; a 2025-11-25
-    // stream never (its writes fail when the client is gone).
     let keep_alive_every = config.sse_keep_alive;
+    let sees_peer = out.sees_peer();
     let pump = Pump {
         receiver: &receiver,
+        writer: writer_of(writer, &framing),
         ids,
         keep_alive: keep_alive_every,
-        watch: !matches!(on_close, OnClose::Nothing),
+        sees_peer,
         peer,
-        tick: match on_close {
-            OnClose::Cancel(..) => keep_alive_every.min(LIVENESS_CHECK),
-            _ => keep_alive_every,
-        },
+        tick: looking_tick(&on_close, sees_peer, keep_alive_every),
     };
     let result = match ended {
         Some(delivered) => finish_replay(out, pending, peer).map(|()| delivered),
         None => pump.run(out, pending),
     };
     after_stream(result, &framing, on_close)
+}
+
+/// The longest wait of an idle stream that looks for its client's close
+/// itself. While idle, every stream learns that its client left, so that
+/// what it holds is freed for the client's reconnection (issue 28): from
+/// the kernel once past its first write (`Pump::run`), else by looking,
+/// often when its closing cancels a request, within a second otherwise.
+/// An output that cannot see its peer only writes keepalives.
+fn looking_tick(on_close: &OnClose, sees_peer: bool, keep_alive: Duration) -> Duration {
+    match on_close {
+        _ if !sees_peer => keep_alive,
+        OnClose::Cancel(..) => keep_alive.min(LIVENESS_CHECK),
+        _ => keep_alive.min(CLOSE_CHECK),
+    }
+}
+
+/// The stream a writer writes and its token, to be told that its client
+/// left: given, or a resumable stream's.
+fn writer_of(writer: Option<(Arc<Stream>, u64)>, framing: &Framing) -> Option<(Weak<Stream>, u64)> {
+    match (writer, framing) {
+        (Some((stream, token)), _) => Some((Arc::downgrade(&stream), token)),
+        (
+            None,
+            Framing::WithIds {
+                resumable: Some(r), ..
+            },
+        ) => Some((Arc::downgrade(&r.stream), r.token)),
+        (None, _) => None,
+    }
 }
 
 /// What the end of a stream's writing leaves to do.
@@ -445,12 +505,14 @@ fn status_for(kind: Kind) -> u16 {
 /// The event loop of one stream.
 struct Pump<'a> {
     receiver: &'a Receiver<Outgoing>,
+    /// The stream and the writer's token, to be told that the client left.
+    writer: Option<(Weak<Stream>, u64)>,
     /// The stream id for event ids; `None` frames events without ids.
     ids: Option<u64>,
     keep_alive: Duration,
     /// Check between events whether the client is still there.
-    watch: bool,
-    /// The longest wait for an event.
+    sees_peer: bool,
+    /// The longest wait for an event while the stream looks itself.
     tick: Duration,
     peer: Peer,
 }
@@ -459,15 +521,19 @@ impl Pump<'_> {
     /// Writes `pending`, then events as they come, until the stream ends.
     /// Returns `true` when it ended with its response delivered.
     fn run(&self, out: &mut impl Out, mut pending: Vec<u8>) -> io::Result<bool> {
-        let tick = self.tick;
+        let mut tick = self.tick;
         let mut wait = HEAD_COALESCE.min(tick);
         let mut last_write = Instant::now();
         let mut wrote = false;
+        // Held while the stream is written: dropping it stops the watch.
+        let mut _watch = None;
+        let mut asked = !self.sees_peer;
         loop {
             let mut ended = None;
             match self.receiver.recv_timeout(wait) {
                 Ok(Outgoing::Probe) => {
-                    // A new GET asks whether this client is still there.
+                    // A new GET asks whether this client is still there,
+                    // or the kernel says it left.
                     if out.peer_closed() {
                         return Err(client_gone());
                     }
@@ -483,7 +549,7 @@ impl Pump<'_> {
                 }
                 Err(RecvTimeoutError::Disconnected) => ended = Some(false),
                 Err(RecvTimeoutError::Timeout) => {
-                    if self.watch && out.peer_closed() {
+                    if self.sees_peer && out.peer_closed() {
                         return Err(client_gone());
                     }
                     if pending.is_empty() && last_write.elapsed() >= self.keep_alive {
@@ -512,7 +578,25 @@ impl Pump<'_> {
             if let Some(delivered) = ended {
                 return Ok(delivered);
             }
-            wait = tick;
+            if !asked {
+                asked = true;
+                // Past its first write the stream may stay idle long: the
+                // kernel tells it when its client leaves, and it waits for
+                // events alone (a stream answered at once never asks).
+                _watch = self.writer.as_ref().and_then(|(stream, token)| {
+                    let (stream, token) = (Weak::clone(stream), *token);
+                    out.watch_hangup(Arc::new(move || {
+                        if let Some(stream) = stream.upgrade() {
+                            stream.poke(token);
+                        }
+                    }))
+                });
+                if _watch.is_some() {
+                    tick = self.keep_alive;
+                }
+            }
+            // The keepalive goes out on time, whatever the tick.
+            wait = tick.min(self.keep_alive.saturating_sub(last_write.elapsed()));
         }
     }
 }
@@ -541,13 +625,21 @@ fn client_gone() -> io::Error {
     )
 }
 
-/// `true` when the peer has closed its side (a read would return EOF).
+/// `true` when the peer has closed its side (a read would return EOF) or
+/// reset the connection. Looks without taking a byte: a client that sent
+/// something (a pipelined request) is still there.
 fn peer_closed(stream: &TcpStream) -> bool {
     if stream.set_nonblocking(true).is_err() {
         return false;
     }
     let mut byte = [0u8; 1];
-    let closed = matches!(stream.peek(&mut byte), Ok(0));
+    let closed = match stream.peek(&mut byte) {
+        Ok(n) => n == 0,
+        Err(e) => !matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted | io::ErrorKind::TimedOut
+        ),
+    };
     let _ = stream.set_nonblocking(false);
     closed
 }

@@ -23,6 +23,7 @@ mod builder;
 mod conn;
 mod era;
 mod gate;
+mod hangup;
 mod head;
 mod logged;
 mod media;

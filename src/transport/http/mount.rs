@@ -290,6 +290,10 @@ impl Out for RawWriter {
     fn peer_closed(&self) -> bool {
         false
     }
+
+    fn sees_peer(&self) -> bool {
+        false
+    }
 }
 
 /// The head tiny_http read, as bytes again, through our own checks: the

@@ -235,7 +235,9 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: 
         shared.config.stream_queue_len,
         0,
     ));
-    let receiver = stream.attach(None).receiver;
+    let attached = stream.attach(None);
+    let writer = Some((Arc::clone(&stream), attached.token));
+    let receiver = attached.receiver;
     let sink: Arc<dyn Sink> = Arc::new(StreamSink(stream));
     let (on_close, json_if_first, guard) =
         match dispatch::receive_checked(&core, request, envelope, &sink, caller) {
@@ -284,6 +286,7 @@ fn dispatch(shared: &Arc<Shared>, request: Request, envelope: Envelope, caller: 
         on_close,
         headers: Vec::new(),
         guard,
+        writer,
     })
 }
 

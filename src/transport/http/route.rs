@@ -201,6 +201,7 @@ fn single(
         on_close: OnClose::Nothing,
         headers,
         guard: None,
+        writer: None,
     })
 }
 
@@ -316,6 +317,7 @@ fn serve_request(
         on_close: OnClose::Nothing,
         headers: Vec::new(),
         guard: None,
+        writer: None,
     })
 }
 
@@ -406,6 +408,7 @@ fn get(shared: &Arc<Shared>, request: &HttpRequest, caller: &Caller) -> Answer {
         on_close: OnClose::Nothing,
         headers: Vec::new(),
         guard: None,
+        writer: None,
     })
 }
 

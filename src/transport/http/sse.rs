@@ -254,6 +254,16 @@ impl Stream {
         self.detached.notify_all();
     }
 
+    /// Asks the writer holding `token`, if it still writes, to check its
+    /// client: the kernel said the client left (`hangup.rs`).
+    pub(crate) fn poke(&self, token: u64) {
+        if let Some((live_token, live)) = &self.state.lock().live {
+            if *live_token == token {
+                let _ = live.try_send(Outgoing::Probe);
+            }
+        }
+    }
+
     /// Asks the attached writer to check its client, and waits at most
     /// `wait` for it to detach; `true` when no writer is attached (any
     /// more). A client that left without a word is noticed at once instead
