@@ -48,9 +48,12 @@ impl CancellationFlag {
     /// Sets the flag; the first reason given is kept. Wakes the threads
     /// blocked in [`wait_timeout`](Self::wait_timeout).
     pub fn cancel(&self, reason: Option<String>) {
-        if !self.0.cancelled.swap(true, Ordering::AcqRel) {
-            let mut slot = self.0.reason.lock();
+        // The reason is written under the lock before the flag is set, so
+        // whoever sees the flag finds the reason (the first cancel's).
+        let mut slot = self.0.reason.lock();
+        if !self.0.cancelled.load(Ordering::Acquire) {
             *slot = reason;
+            self.0.cancelled.store(true, Ordering::Release);
             self.0.set.notify_all();
         }
     }

@@ -226,12 +226,22 @@ struct Problem {
 }
 
 impl Problem {
+    /// The message, the place cut to 64 characters (a schema's member
+    /// names are any length).
     fn describe(self, root: &str) -> String {
         if self.at.is_empty() {
             format!("{} {}", root, self.what)
         } else {
-            format!("{} \"{}\" {}", root, self.at, self.what)
+            format!("{} \"{}\" {}", root, cut(self.at), self.what)
         }
+    }
+}
+
+/// `text` cut to 64 characters, `…` marking a cut.
+fn cut(text: String) -> String {
+    match text.char_indices().nth(64) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
     }
 }
 
@@ -290,7 +300,7 @@ fn check_number(schema: &Schema, n: f64, at: &At<'_>) -> Result<(), Problem> {
         if let (Some(limit), true) = (limit, broken) {
             return Err(problem(
                 at,
-                format!("must be {} {}, not {}", words, limit, n),
+                format!("must be {} {}, not {}", words, limit, cut(n.to_string())),
             ));
         }
     }

@@ -178,9 +178,10 @@ fn check_string(field: Option<&Value>, value: &Value) -> Result<(), String> {
 /// `string` quoted (escaped as Rust writes it) and cut to [`SHOWN_CHARS`]
 /// characters.
 fn text(string: &str) -> String {
-    match string.char_indices().nth(SHOWN_CHARS) {
-        Some((at, _)) => format!("{:?}…", &string[..at]),
-        None => format!("{:?}", string),
+    let escaped = format!("{:?}", string);
+    match escaped.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…", &escaped[..at]),
+        None => escaped,
     }
 }
 
@@ -512,13 +513,27 @@ mod tests {
     #[test]
     fn long_values_are_cut() {
         let long = "x".repeat(10_000);
-        let cut = format!("\"{}\"…", "x".repeat(64));
+        // 64 characters of the escaped text: its opening quote and 63 more.
+        let cut = format!("\"{}…", "x".repeat(63));
         let schema = json!({"type": "string", "format": "email"});
         let message = field(schema, json!(long)).expect("refused");
         assert!(message.contains(&cut) && message.len() < 200, "{}", message);
         let open = json!({"type": "object", "properties": {}});
         let message = problem(open, json!({ long: {} })).expect("refused");
         assert!(message.contains(&cut) && message.len() < 200, "{}", message);
+        // Escapes count as what is shown, not as the characters they stand for.
+        let controls = "\u{1}".repeat(1_000);
+        let schema = json!({"type": "string", "format": "email"});
+        let message = field(schema, json!(controls)).expect("refused");
+        assert!(message.len() < 200, "{}", message);
+        // A number and a schema's member name are cut too.
+        let huge = json!({"type": "object", "properties": {"d": {"type": "number", "maximum": 5}}});
+        let message = problem(huge, json!({"d": 1e308})).expect("refused");
+        assert!(message.len() < 200, "{}", message);
+        let name = "n".repeat(1_000);
+        let named = json!({"type": "object", "properties": { name.clone(): {"type": "number"} }});
+        let message = problem(named, json!({ name: "x" })).expect("refused");
+        assert!(message.len() < 200, "{}", message);
     }
 
     // The schema is a form elicitation's; other requests are not checked.
