@@ -203,6 +203,11 @@ pub(crate) fn result(ctx: &RequestContext, params: Option<Value>) -> Result<Repl
             .map_err(|e| e.to_wire(Era::V2025_11_25))?;
         record = find(session, &ctx.caller, Era::V2025_11_25, &params.task_id)?;
     }
+    // A run of this instance that is settling announces its status first
+    // (`settle`): wait for that, so the result follows the notification.
+    if let Some(run) = tasks.run(&record.task_id) {
+        run.wait_until(Duration::from_secs(1), |e| e.ended);
+    }
     let tag = serde_json::json!({ "taskId": record.task_id });
     match (record.status, record.result, record.error) {
         (TaskStatus::Completed, Some(mut result), _) => {

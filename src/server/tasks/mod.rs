@@ -496,15 +496,17 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
             }
         }
     });
-    run.exchange.lock().ended = true;
-    run.wake();
-    tasks.runs.lock().release(&run.id);
     // `outcome` was taken only if the task moved: a task cancelled (by the
-    // client, or because its session ended) is not announced again.
+    // client, or because its session ended) is not announced again. The
+    // status goes out before a waiting `tasks/result` is woken, so that a
+    // client sees `completed` no later than the result.
     match record {
         Some(record) if outcome.is_none() => notify_status(run, &record),
         _ => {}
     }
+    run.exchange.lock().ended = true;
+    run.wake();
+    tasks.runs.lock().release(&run.id);
 }
 
 /// `notifications/tasks/status` with the task (2025-11-25; optional).
