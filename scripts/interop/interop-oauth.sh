@@ -97,7 +97,6 @@ source "$ROOT/scripts/interop/lib/npm-deps.sh"
 source "$ROOT/scripts/interop/lib/oauth-rust.sh"
 ensure_venv
 example_bin
-[[ "$want_jwt" == 0 ]] || jwt_example_bin
 [[ "$want_rust" == 0 ]] || rust_bins
 
 # --- process life cycle (the authorization server and the MCP server) ---
@@ -136,6 +135,7 @@ jwt_example_bin() {
 start_jwt_server() {
   BIN=$JWT_BIN start_everything --jwks-url "$AS_URL/jwks" --auth-issuer "$AS_URL"
 }
+[[ "$want_jwt" == 0 ]] || jwt_example_bin
 
 total_passed=0
 total_failed=0
