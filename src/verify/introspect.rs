@@ -138,8 +138,9 @@ impl IntrospectionVerifier {
             TokenError::unavailable(UNAVAILABLE)
         })?;
         let mut until = Instant::now() + self.cache_for;
-        if let Some(exp) = claims.get("exp").and_then(Value::as_f64) {
-            let exp = UNIX_EPOCH + Duration::from_secs_f64(exp.max(0.0).min(1e11));
+        let exp = claims.get("exp").and_then(Value::as_f64);
+        if let Some(exp) = exp.filter(|e| e.is_finite()) {
+            let exp = UNIX_EPOCH + Duration::from_secs_f64(exp.clamp(0.0, 1e11));
             let left = exp.duration_since(SystemTime::now()).unwrap_or_default();
             until = until.min(Instant::now() + left);
         }

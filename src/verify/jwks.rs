@@ -85,9 +85,15 @@ impl KeySet {
         if may_fetch {
             match self.fetch() {
                 Ok(keys) => {
+                    let found = pick(&keys, kid, alg);
                     let mut state = self.state.lock();
                     state.keys = Arc::new(keys);
                     state.good_at = Some(Instant::now());
+                    drop(state);
+                    return match found? {
+                        Some(found) => Ok(found),
+                        None => Err(TokenError::invalid("unknown signing key")),
+                    };
                 }
                 Err(why) => {
                     log::warn!("JWKS {}: {}", shown(&self.url), why);
@@ -116,7 +122,7 @@ impl KeySet {
     fn fetch(&self) -> Result<Vec<Jwk>, String> {
         let reply = self
             .fetcher
-            .get("jwks", &self.url)
+            .get_once("jwks", &self.url)
             .map_err(|e| e.to_string())?;
         if reply.status != 200 {
             return Err(format!("answered {}", reply.status));
