@@ -11,7 +11,8 @@ use tiny_mcp::{JwtVerifier, JwtVerifierBuilder};
 
 use super::keys::{b64, claims, jwks, now, Signer, ISSUER};
 use super::stub::{Reply, Stub};
-use super::{protect, Protected};
+use super::{protect, refusal, Protected};
+use crate::support::Example;
 
 /// A JWKS stub whose key set the test may change, or take down (500).
 struct Jwks {
@@ -322,6 +323,33 @@ fn the_builder_refuses_bad_settings() {
             .build()
             .is_err(),
         "no issuer"
+    );
+}
+
+/// The `everything` example with `--jwks-url`, `--auth-issuer` and
+/// `--auth-audience` (issue 29 item 3) accepts a token for that audience
+/// and refuses one for its resource identifier.
+#[test]
+fn the_everything_example_verifies_jwts() {
+    let key = Signer::ec("ec", "ES256");
+    let jwks = Jwks::serve(&[&key]);
+    let url = jwks.stub.url("/jwks");
+    let args = [
+        "--jwks-url",
+        &url,
+        "--auth-issuer",
+        ISSUER,
+        "--auth-audience",
+        "api://everything",
+    ];
+    let example = Example::start(&args);
+    let good = key.token(&claims("api://everything"));
+    assert_eq!(refusal(example.addr, &good).0, 200);
+    let resource = format!("http://{}/mcp", example.addr);
+    let other = key.token(&claims(&resource));
+    assert_eq!(
+        refusal(example.addr, &other),
+        (401, "audience does not match".into())
     );
 }
 

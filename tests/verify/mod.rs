@@ -70,27 +70,9 @@ fn bearer(req: Req, token: &str) -> Req {
 
 impl Protected {
     /// The status and `error_description` of an `initialize` with
-    /// `token`; asserts the description never shows the token.
+    /// `token` (see [`refusal`]).
     pub fn refusal(&self, token: &str) -> (u16, String) {
-        let init = bearer(
-            Req::post(initialize_body(json!(0), LATEST, json!({}))),
-            token,
-        );
-        let response = Conn::open(self.addr).request(&init, "initialize with a token");
-        let text = response.text();
-        assert!(
-            token.len() < 8 || !text.contains(token),
-            "the refusal shows the token: {}",
-            text
-        );
-        let description = match response.status() {
-            200 => String::new(),
-            _ => response.json()["error_description"]
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-        };
-        (response.status(), description)
+        refusal(self.addr, token)
     }
 
     /// The principal the handler sees for `token`: a session opened and
@@ -126,4 +108,28 @@ impl Protected {
             .to_string();
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
+}
+
+/// The status and `error_description` of an `initialize` with `token` at
+/// `addr`; asserts the description never shows the token.
+pub fn refusal(addr: SocketAddr, token: &str) -> (u16, String) {
+    let init = bearer(
+        Req::post(initialize_body(json!(0), LATEST, json!({}))),
+        token,
+    );
+    let response = Conn::open(addr).request(&init, "initialize with a token");
+    let text = response.text();
+    assert!(
+        token.len() < 8 || !text.contains(token),
+        "the refusal shows the token: {}",
+        text
+    );
+    let description = match response.status() {
+        200 => String::new(),
+        _ => response.json()["error_description"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+    };
+    (response.status(), description)
 }
