@@ -74,7 +74,7 @@ impl Rules {
         let exp = numeric_date(claims, "exp")?;
         let (earliest, latest) = (
             now.checked_sub(self.leeway).unwrap_or(UNIX_EPOCH),
-            now + self.leeway,
+            now.checked_add(self.leeway).unwrap_or(now),
         );
         match exp {
             None if self.expiry_required => {
@@ -91,7 +91,7 @@ impl Rules {
         }
         // The endpoint refuses a principal past `expires_at` without
         // leeway; give it the leeway the check above allowed.
-        Ok(exp.map(|exp| exp + self.leeway))
+        Ok(exp.map(|exp| exp.checked_add(self.leeway).unwrap_or(exp)))
     }
 
     /// `aud` (a string or an array of strings, required: AUTH-4): checked
@@ -157,4 +157,164 @@ fn numeric_date(claims: &JsonObject, name: &'static str) -> Result<Option<System
         .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e11)
         .ok_or_else(|| TokenError::invalid(format!("the {} claim is malformed", name)))?;
     Ok(Some(UNIX_EPOCH + Duration::from_secs_f64(secs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn rules(audiences: &[&str]) -> Rules {
+        Rules {
+            issuer: Some("https://iss".into()),
+            audiences: audiences.iter().map(|a| a.to_string()).collect(),
+            leeway: Duration::from_secs(60),
+            expiry_required: true,
+        }
+    }
+
+    fn now() -> f64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    }
+
+    fn claims(extra: serde_json::Value) -> JsonObject {
+        let mut base = json!({"iss": "https://iss", "sub": "alice", "aud": "api://x",
+                              "exp": now() + 300.5});
+        if let (Some(base), Some(extra)) = (base.as_object_mut(), extra.as_object()) {
+            base.extend(extra.clone());
+        }
+        match base {
+            serde_json::Value::Object(map) => map,
+            _ => JsonObject::new(),
+        }
+    }
+
+    fn refusal(rules: &Rules, extra: serde_json::Value) -> String {
+        match rules.principal(claims(extra)) {
+            Ok(p) => panic!("accepted: {:?}", p),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    // RFC 9068 §2.2.3 and the providers' `scp`: a string of words or an
+    // array; `client_id`, else `azp` (OIDC Core §2), is the client.
+    #[test]
+    fn scopes_and_client_from_either_claim() {
+        let r = rules(&["api://x"]);
+        let p = r
+            .principal(claims(json!({"scp": ["a", "b"], "azp": "app"})))
+            .expect("valid");
+        assert_eq!(
+            (p.scopes, p.client_id),
+            (vec!["a".into(), "b".into()], Some("app".into()))
+        );
+        let p = r
+            .principal(claims(
+                json!({"scope": "x y", "scp": "z", "client_id": "c", "azp": "app"}),
+            ))
+            .expect("valid");
+        assert_eq!(
+            (p.scopes, p.client_id),
+            (vec!["x".into(), "y".into()], Some("c".into()))
+        );
+        let p = r
+            .principal(claims(json!({"scp": "one two"})))
+            .expect("valid");
+        assert_eq!(p.scopes, vec!["one".to_string(), "two".into()]);
+        assert_eq!(
+            refusal(&r, json!({"scp": [1]})),
+            "the scope claim is malformed"
+        );
+    }
+
+    // RFC 8707 / AUTH-4: a configured audience is checked here and the
+    // principal carries none; without one, `aud` rides on for the
+    // endpoint; an `aud` array may name it anywhere.
+    #[test]
+    fn audience_checked_here_or_carried() {
+        let p = rules(&["api://x/"])
+            .principal(claims(json!({})))
+            .expect("slash aside");
+        assert!(p.audience.is_empty());
+        let p = rules(&[])
+            .principal(claims(json!({"aud": ["a", "b"]})))
+            .expect("carried");
+        assert_eq!(p.audience, vec!["a".to_string(), "b".into()]);
+        let r = rules(&["api://y"]);
+        assert_eq!(refusal(&r, json!({})), "audience does not match");
+        assert_eq!(
+            refusal(&r, json!({"aud": []})),
+            "the token names no audience (aud)"
+        );
+        assert_eq!(
+            refusal(&r, json!({"aud": 7})),
+            "the audience claim is malformed"
+        );
+    }
+
+    // RFC 7519 §4.1.4-6 with the leeway: 30 s late or early passes, 120 s
+    // does not; the expiry handed on includes the leeway.
+    #[test]
+    fn times_with_leeway() {
+        let r = rules(&[]);
+        assert!(r.principal(claims(json!({"exp": now() - 30.0}))).is_ok());
+        assert!(r
+            .principal(claims(json!({"nbf": now() + 30.0, "iat": now() + 30.0})))
+            .is_ok());
+        assert_eq!(refusal(&r, json!({"exp": now() - 120.0})), "token expired");
+        assert_eq!(
+            refusal(&r, json!({"nbf": now() + 120.0})),
+            "token not yet valid (nbf)"
+        );
+        assert_eq!(
+            refusal(&r, json!({"iat": now() + 120.0})),
+            "token issued in the future (iat)"
+        );
+        assert_eq!(
+            refusal(&r, json!({"exp": "soon"})),
+            "the exp claim is malformed"
+        );
+        assert_eq!(
+            refusal(&r, json!({"exp": -1})),
+            "the exp claim is malformed"
+        );
+        assert_eq!(
+            refusal(&r, json!({"exp": 1e300})),
+            "the exp claim is malformed"
+        );
+        let exp = now() + 300.0;
+        let p = r.principal(claims(json!({"exp": exp}))).expect("valid");
+        let handed = p
+            .expires_at
+            .and_then(|at| at.duration_since(UNIX_EPOCH).ok());
+        assert_eq!(
+            handed.map(|d| d.as_secs_f64().round()),
+            Some((exp + 60.0).round())
+        );
+    }
+
+    // `iss` exact; `sub` required and not empty.
+    #[test]
+    fn issuer_and_subject() {
+        let r = rules(&[]);
+        assert_eq!(
+            refusal(&r, json!({"iss": "https://iss/"})),
+            "issuer does not match"
+        );
+        assert_eq!(
+            refusal(&r, json!({"sub": ""})),
+            "the token has no subject (sub)"
+        );
+        let open = Rules {
+            issuer: None,
+            ..rules(&[])
+        };
+        let p = open
+            .principal(claims(json!({"iss": "https://other"})))
+            .expect("unchecked");
+        assert_eq!(p.issuer.as_deref(), Some("https://other"));
+    }
 }

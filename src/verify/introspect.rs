@@ -137,12 +137,13 @@ impl IntrospectionVerifier {
             log::warn!("introspection at {}: {}", shown(&self.url), why);
             TokenError::unavailable(UNAVAILABLE)
         })?;
-        let mut until = Instant::now() + self.cache_for;
+        let now = Instant::now();
+        let mut until = now.checked_add(self.cache_for).unwrap_or(now);
         let exp = claims.get("exp").and_then(Value::as_f64);
         if let Some(exp) = exp.filter(|e| e.is_finite()) {
             let exp = UNIX_EPOCH + Duration::from_secs_f64(exp.clamp(0.0, 1e11));
             let left = exp.duration_since(SystemTime::now()).unwrap_or_default();
-            until = until.min(Instant::now() + left);
+            until = until.min(now.checked_add(left).unwrap_or(now));
         }
         let answer = self.judge(claims);
         self.cache.put(key, until, answer.clone());

@@ -159,3 +159,54 @@ fn member(value: &Value, name: &str) -> Result<Vec<u8>, String> {
         .filter(|bytes| !bytes.is_empty())
         .ok_or_else(|| format!("a key without a valid {:?}", name))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    // RFC 7518 §6 / RFC 8037 §2: the algorithm comes from the key; an RSA
+    // key without `alg` is RS256; `oct`, other uses and misfits are
+    // skipped (RFC 8725 §3.1).
+    #[test]
+    fn the_key_decides_the_algorithm() {
+        let rsa = json!({"kty": "RSA", "kid": "r", "n": "AQAB", "e": "AQAB"});
+        assert_eq!(Jwk::parse(&rsa).map(|k| k.alg), Ok(Alg::Rs256));
+        let mut ps = rsa.clone();
+        ps["alg"] = json!("PS256");
+        assert_eq!(Jwk::parse(&ps).map(|k| k.alg), Ok(Alg::Ps256));
+        let xy = "A".repeat(43);
+        let ec = json!({"kty": "EC", "crv": "P-256", "x": xy, "y": xy});
+        assert_eq!(Jwk::parse(&ec).map(|k| k.alg), Ok(Alg::Es256));
+        let ed = json!({"kty": "OKP", "crv": "Ed25519", "x": xy});
+        assert_eq!(Jwk::parse(&ed).map(|k| k.alg), Ok(Alg::EdDsa));
+        let refused = [
+            json!({"kty": "oct", "k": "c2VjcmV0"}),
+            json!({"kty": "RSA", "alg": "HS256", "n": "AQAB", "e": "AQAB"}),
+            json!({"kty": "RSA", "use": "enc", "n": "AQAB", "e": "AQAB"}),
+            json!({"kty": "EC", "crv": "P-256", "alg": "ES384", "x": xy, "y": xy}),
+            json!({"kty": "EC", "crv": "P-384", "x": xy, "y": xy}),
+            json!({"kty": "EC", "crv": "secp256k1", "x": xy, "y": xy}),
+            json!({"kty": "RSA", "n": "!!", "e": "AQAB"}),
+        ];
+        for key in refused.iter() {
+            assert!(Jwk::parse(key).is_err(), "{}", key);
+        }
+    }
+
+    // A bogus key or signature never verifies, and never panics.
+    #[test]
+    fn garbage_does_not_verify() {
+        let xy = "A".repeat(43);
+        for key in [
+            json!({"kty": "RSA", "n": "AQAB", "e": "AQAB"}),
+            json!({"kty": "EC", "crv": "P-256", "x": xy, "y": xy}),
+            json!({"kty": "OKP", "crv": "Ed25519", "x": xy}),
+        ] {
+            let key = Jwk::parse(&key).expect("parsed");
+            assert!(!key.verifies(b"message", &[0; 64]));
+            assert!(!key.verifies(b"", &[]));
+        }
+    }
+}

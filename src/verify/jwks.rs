@@ -34,6 +34,9 @@ pub(crate) struct KeySet {
     fetcher: Fetcher,
     policy: KeyPolicy,
     state: Mutex<State>,
+    /// Held while a fetch is under way, so that a request with no usable
+    /// keys waits for it (bounded by the fetch's deadline).
+    fetching: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -55,6 +58,7 @@ impl KeySet {
             fetcher,
             policy,
             state: Mutex::new(State::default()),
+            fetching: Mutex::new(()),
         }
     }
 
@@ -65,16 +69,16 @@ impl KeySet {
         let now = Instant::now();
         let may_fetch = {
             let mut state = self.state.lock();
-            let fresh = state
-                .good_at
-                .map_or(false, |at| now.duration_since(at) < self.policy.max_age);
+            let fresh = state.good_at.map_or(false, |at| {
+                now.saturating_duration_since(at) < self.policy.max_age
+            });
             if fresh {
                 if let Some(found) = pick(&state.keys, kid, alg)? {
                     return Ok(found);
                 }
             }
             let may = state.tried_at.map_or(true, |at| {
-                now.duration_since(at) >= self.policy.refresh_interval
+                now.saturating_duration_since(at) >= self.policy.refresh_interval
             });
             if may {
                 state.tried_at = Some(now);
@@ -83,6 +87,7 @@ impl KeySet {
         };
         let mut failed = false;
         if may_fetch {
+            let _fetching = self.fetching.lock();
             match self.fetch() {
                 Ok(keys) => {
                     let found = pick(&keys, kid, alg);
@@ -101,21 +106,30 @@ impl KeySet {
                 }
             }
         }
-        let (keys, good_at) = {
-            let state = self.state.lock();
-            (Arc::clone(&state.keys), state.good_at)
-        };
-        let usable = good_at.map_or(false, |at| {
-            now.saturating_duration_since(at) < self.policy.max_age + self.policy.stale_for
-        });
-        if !usable {
+        if !may_fetch && !self.usable(now) {
+            // Another request is fetching the first (or an expired) set:
+            // wait for it rather than refuse.
+            drop(self.fetching.lock());
+        }
+        if !self.usable(now) {
             return Err(TokenError::unavailable(UNAVAILABLE));
         }
+        let keys = Arc::clone(&self.state.lock().keys);
         match pick(&keys, kid, alg)? {
             Some(found) => Ok(found),
             None if failed => Err(TokenError::unavailable(UNAVAILABLE)),
             None => Err(TokenError::invalid("unknown signing key")),
         }
+    }
+
+    /// `true` if the cached set may serve at `now` (within its age and
+    /// the stale window).
+    fn usable(&self, now: Instant) -> bool {
+        let good_at = self.state.lock().good_at;
+        good_at.map_or(false, |at| {
+            now.saturating_duration_since(at)
+                < self.policy.max_age.saturating_add(self.policy.stale_for)
+        })
     }
 
     /// A new key set, or why not (for the log).

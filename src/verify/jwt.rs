@@ -168,8 +168,11 @@ impl JwtVerifier {
 
     /// The header's algorithm, after the `alg`, `crit` and `typ` checks.
     fn algorithm(&self, head: &JsonObject) -> Result<Alg, TokenError> {
-        let name = head.get("alg").and_then(Value::as_str).unwrap_or("");
-        if name.eq_ignore_ascii_case("none") || name.is_empty() {
+        let name = head
+            .get("alg")
+            .and_then(Value::as_str)
+            .ok_or_else(|| TokenError::invalid("the token is malformed"))?;
+        if name.eq_ignore_ascii_case("none") {
             return Err(TokenError::invalid("alg none is not accepted"));
         }
         if name.starts_with("HS") {
