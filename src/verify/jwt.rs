@@ -57,7 +57,10 @@ use crate::transport::http::{HttpRequestHead, TokenError, TokenVerifier};
 /// `api://…`, an Auth0 API identifier), the verifier checks them and the
 /// principal carries none, so the endpoint does not compare again.
 ///
-/// **Keys.** When the JWKS cannot be fetched and no usable key set is
+/// **Keys.** Nothing is fetched before the first token, which waits for
+/// the fetch (at most [`fetch_timeout`](JwtVerifierBuilder::fetch_timeout),
+/// as do the tokens that arrive meanwhile; the connection's thread waits).
+/// When the JWKS cannot be fetched and no usable key set is
 /// cached, the answer is `503` with a generic description; the detail is
 /// logged (`warn`). Keys older than [`keys_max_age`](JwtVerifierBuilder::keys_max_age)
 /// are refetched; if that fails they serve for
