@@ -79,10 +79,12 @@ step test-sealed-state bash -c \
 # tests with it (they include the TLS ones).
 step tls bash -c \
     'cargo clippy --all-targets --features tls -- -D warnings && cargo test --features tls --test tests client::'
-# The OAuth client's signed assertions (feature `jwt`, ring): clippy and
-# the OAuth unit tests with it.
+# The OAuth client's signed assertions and the JWT verifier (feature
+# `jwt`, ring): clippy, the OAuth unit tests, and the verifier tests with
+# real signed tokens (tests/verify/; the `everything` example built with
+# the feature, for its --jwks-url).
 step jwt bash -c \
-    'cargo clippy --all-targets --features jwt -- -D warnings && cargo test --features jwt --lib client::oauth'
+    'cargo clippy --all-targets --features jwt -- -D warnings && cargo test --features jwt --lib client::oauth && cargo build --features jwt --example everything && cargo test --features jwt --test tests verify::'
 # The endpoint mounted in a program's own tiny_http server (feature
 # `tiny_http`): clippy, its example built as a program (the tests run it),
 # and the authoring tests, which include the tiny_http ones.

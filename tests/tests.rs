@@ -27,3 +27,4 @@ mod surface;
 #[cfg(feature = "tasks")]
 mod tasks;
 mod upstream;
+mod verify;
