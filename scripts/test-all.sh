@@ -112,6 +112,10 @@ if [ "$QUICK" = 0 ]; then
     # Python SDK client (about 7 s once npm and the virtualenv are in place).
     step interop-serve bash scripts/interop/interop-serve.sh
     step interop-oauth bash scripts/interop/interop-oauth.sh
+    # The Python SDK client through a full login against an OIDC-shaped issuer
+    # that signs RS256 JWT access tokens, the server verifying them with
+    # `JwtVerifier` (`everything --features jwt --jwks-url`), both eras.
+    step interop-jwt bash scripts/interop/interop-oauth.sh --jwt
     scratch "${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
     step interop-bridge bash scripts/interop/interop-bridge.sh
     step interop-client bash scripts/interop/interop-client.sh
