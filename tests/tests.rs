@@ -20,6 +20,8 @@ mod deploy;
 mod era_2026;
 mod http;
 mod memory;
+#[cfg(feature = "metrics")]
+mod metrics;
 #[cfg(feature = "skills")]
 mod skills;
 mod stdio;

@@ -20,6 +20,11 @@ mod input;
 mod intercept;
 mod listen;
 pub(crate) mod methods;
+#[cfg(feature = "metrics")]
+mod metrics;
+#[cfg(not(feature = "metrics"))]
+#[path = "metrics_off.rs"]
+mod metrics;
 mod outcome;
 mod provider;
 mod registry;
@@ -61,6 +66,8 @@ pub use handler::{
 };
 pub use input::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
 pub use intercept::{HandlerOutcome, Interceptor};
+#[cfg(feature = "metrics")]
+pub use metrics::{Gauge, Metrics};
 pub use outcome::{RequestOutcome, RequestStatus};
 pub use provider::{ResourcePage, ResourceProvider};
 pub use registry::TemplateVariables;
@@ -73,6 +80,7 @@ pub(crate) use caller::{Caller, CallerKey};
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use inner::ServerInner;
+pub(crate) use metrics::{OpenMark, WorkerGauges};
 pub(crate) use run::{current_request, Job};
 pub(crate) use sink::{ChannelSink, NullSink, Sink, ToolAnswer};
 #[cfg(feature = "fuzzing")]
@@ -158,5 +166,16 @@ impl Server {
     /// added while serving.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
+    }
+
+    /// The server's metrics (feature `metrics`): request counts and
+    /// durations per method and tool, errors, sessions, connections,
+    /// streams, tasks and workers, over every transport serving it
+    /// (DESIGN.md §28).
+    #[cfg(feature = "metrics")]
+    pub fn metrics(&self) -> Metrics {
+        Metrics {
+            server: Arc::clone(&self.inner),
+        }
     }
 }
