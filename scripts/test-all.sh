@@ -63,8 +63,7 @@ step() {
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step clippy-sealed-state cargo clippy --all-targets --features sealed-state -- -D warnings
-# Without the default `tasks` and `skills` features (the static binary's
-# build): clippy, the unit tests and the in-memory dispatcher's tests.
+# Without the default `tasks`, `skills` and `metrics` features: clippy, the unit tests and the in-memory dispatcher's tests.
 step no-default-features bash -c \
     'cargo clippy --all-targets --no-default-features -- -D warnings && cargo test --no-default-features --lib && cargo test --no-default-features --test tests memory::'
 # The stdio tests run the example binaries: build them as programs first
@@ -106,6 +105,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop/interop-ts.sh --http
     step interop-apps bash scripts/interop/interop-apps.sh
     step interop-python bash scripts/interop/interop-python.sh
+    # The metrics path after a known workload, read with the official
+    # Prometheus text parser in the same virtualenv (a few seconds).
+    step metrics-scrape bash scripts/interop/metrics-scrape.sh
     # `mcp serve` in front of the TypeScript server-everything, driven by the
     # Python SDK client (about 7 s once npm and the virtualenv are in place).
     step interop-serve bash scripts/interop/interop-serve.sh
