@@ -354,6 +354,7 @@ fn respond(session: &Session, request: Request, arrival: Arrival, answer: Answer
         Err(e) => RequestStatus::Error(e.code),
     };
     arrival.started.count(session, &status, 0, false);
+    arrival.span.end(&status, false);
     session.server.report(|| RequestOutcome {
         method: request.method,
         duration: arrival.started.elapsed(),

@@ -131,7 +131,7 @@ pub(crate) enum Transport {
 }
 
 impl Transport {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Transport::Pipe => "pipe",
             Transport::Tcp => "tcp",

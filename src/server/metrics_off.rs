@@ -21,6 +21,17 @@ pub(crate) enum Transport {
     Tcp,
 }
 
+impl Transport {
+    /// `network.transport` (the span's attribute, feature `tracing`).
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Transport::Pipe => "pipe",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
 // Built by the callers as with the feature; nothing reads it.
 #[allow(dead_code)]
 pub(crate) struct Operation {

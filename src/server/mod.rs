@@ -45,6 +45,13 @@ mod tasks;
 #[cfg(not(feature = "tasks"))]
 #[path = "tasks_off.rs"]
 mod tasks;
+#[cfg(feature = "tracing")]
+mod trace;
+#[cfg(not(feature = "tracing"))]
+#[path = "trace_off.rs"]
+mod trace;
+#[cfg(feature = "opentelemetry")]
+mod trace_parent;
 #[cfg(feature = "tasks")]
 pub use tasks::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 mod typed;

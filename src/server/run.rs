@@ -17,6 +17,7 @@ use super::outcome::{RequestOutcome, RequestStatus};
 use super::reply::{failure, to_value, Failure, Reply, WorkerFn};
 use super::sink::{Sink, ToolAnswer};
 use super::tasks::{self, TaskSlot};
+use super::trace::RequestSpan;
 use super::{input, intercept};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::server::cancel::CancellationFlag;
@@ -27,6 +28,8 @@ use crate::server::session::Session;
 pub(crate) struct Arrival {
     pub(crate) started: Started,
     pub(crate) caller: Caller,
+    /// The request's `tracing` span (feature `tracing`; inert without).
+    pub(crate) span: RequestSpan,
 }
 
 impl Arrival {
@@ -40,10 +43,13 @@ impl Arrival {
         request: &Request,
         method: &'static str,
     ) -> Arrival {
-        caller.trace = TraceContext::from_params(request.params.as_ref());
+        caller.trace = TraceContext::from_params(request.params.as_ref())
+            .or_else(|| caller.headers.as_ref().and_then(TraceContext::from_headers));
+        let span = RequestSpan::open(session, request, caller.trace.as_ref());
         Arrival {
             started: Started::now(session, method),
             caller,
+            span,
         }
     }
 }
@@ -164,7 +170,11 @@ impl Job {
             let answer = Ok(Reply::Value(Value::Null));
             return finish(&session, request, ticket, &sink, arrival, answer);
         }
-        let Arrival { started, caller } = arrival;
+        let Arrival {
+            started,
+            caller,
+            span,
+        } = arrival;
         let link = match envelope {
             Some(envelope) => match input::read_rounds(&session, &request, &caller) {
                 Ok(rounds) => ClientLink::Retry {
@@ -172,7 +182,11 @@ impl Job {
                     rounds,
                 },
                 Err(error) => {
-                    let arrival = Arrival { started, caller };
+                    let arrival = Arrival {
+                        started,
+                        caller,
+                        span,
+                    };
                     return finish(&session, request, ticket, &sink, arrival, Err(error));
                 }
             },
@@ -200,7 +214,8 @@ impl Job {
             },
         };
         let running = Running::enter(session.key(), &request.id);
-        let outcome = invoke(&ctx, call, params);
+        // The handler's own events nest under the request's span.
+        let outcome = span.in_scope(|| invoke(&ctx, call, params));
         drop(running);
         let answer = conclude(&ctx, &request, outcome);
         if let Some(run) = ctx.running_task() {
@@ -211,12 +226,17 @@ impl Job {
                 Err(e) => RequestStatus::Error(e.code),
             };
             started.count(&session, &status, ctx.tool_label.get(), false);
+            span.end(&status, false);
             return tasks::settle(&ctx, &run, answer);
         }
         let caller = ctx.caller.clone();
         ticket.tool = ctx.tool_label.get();
         drop(ctx);
-        let arrival = Arrival { started, caller };
+        let arrival = Arrival {
+            started,
+            caller,
+            span,
+        };
         finish(&session, request, ticket, &sink, arrival, answer);
     }
 }
@@ -342,7 +362,11 @@ fn finish(
         tracked,
         tool,
     } = ticket;
-    let Arrival { started, caller } = arrival;
+    let Arrival {
+        started,
+        caller,
+        span,
+    } = arrival;
     let answers = !tracked || session.in_flight.finish(&request.id).is_some();
     let tool_error =
         matches!(&answer, Ok(Reply::Tool { result, .. }) if result.is_error == Some(true));
@@ -357,6 +381,7 @@ fn finish(
         }
     };
     started.count(session, &status, tool, tool_error);
+    span.end(&status, tool_error);
     session.server.report(|| RequestOutcome {
         method: request.method,
         duration: started.elapsed(),
