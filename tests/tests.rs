@@ -28,4 +28,6 @@ mod stdio;
 mod surface;
 #[cfg(feature = "tasks")]
 mod tasks;
+#[cfg(feature = "tracing")]
+mod tracing_span;
 mod upstream;
