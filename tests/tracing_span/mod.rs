@@ -41,7 +41,7 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The spans entered on this thread, innermost last.
-    static STACK: std::cell::RefCell<Vec<u64>> = std::cell::RefCell::new(Vec::new());
+    static STACK: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Field values as strings.
