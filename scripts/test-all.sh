@@ -97,6 +97,14 @@ step schemars bash -c \
 # the integration tests run the binary (tests/client/bridge.rs, mcp_cli.rs).
 step cli bash -c \
     'cargo clippy -p tiny-mcp-cli --all-targets -- -D warnings && cargo clippy -p tiny-mcp-cli --all-targets --features tls -- -D warnings && cargo test -p tiny-mcp-cli && CARGO_TARGET_DIR=target cargo install --quiet --debug --locked --force --path cli --root target/install && target/install/bin/mcp --help | grep -q "mcp bridge"'
+# One `tracing` span per request (feature `tracing`): clippy and its test;
+# then the feature `opentelemetry` (Rust 1.75): clippy, the traceparent
+# unit test, and tests/otel (a crate of its own: opentelemetry_sdk's
+# in-memory exporter sees the client's trace continue).
+step tracing bash -c \
+    'cargo clippy --all-targets --features tracing -- -D warnings && cargo test --features tracing --test tests tracing_span::'
+step opentelemetry bash -c \
+    'cargo clippy --all-targets --features opentelemetry -- -D warnings && cargo test --features opentelemetry --lib trace_parent && cargo test --manifest-path tests/otel/Cargo.toml'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
