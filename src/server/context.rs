@@ -162,7 +162,8 @@ impl RequestContext {
     }
 
     /// The W3C trace context (`traceparent`, `tracestate`, `baggage`) the
-    /// client sent in the request's `_meta`, if any (SEP-414).
+    /// client sent in the request's `_meta` (SEP-414), else in the HTTP
+    /// request's headers of the same names, if any.
     pub fn trace(&self) -> Option<&TraceContext> {
         self.caller.trace.as_ref()
     }
