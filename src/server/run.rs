@@ -170,28 +170,15 @@ impl Job {
             let answer = Ok(Reply::Value(Value::Null));
             return finish(&session, request, ticket, &sink, arrival, answer);
         }
+        let link = match link_of(&session, &request, &arrival.caller, envelope) {
+            Ok(link) => link,
+            Err(error) => return finish(&session, request, ticket, &sink, arrival, Err(error)),
+        };
         let Arrival {
             started,
             caller,
             span,
         } = arrival;
-        let link = match envelope {
-            Some(envelope) => match input::read_rounds(&session, &request, &caller) {
-                Ok(rounds) => ClientLink::Retry {
-                    envelope: *envelope,
-                    rounds,
-                },
-                Err(error) => {
-                    let arrival = Arrival {
-                        started,
-                        caller,
-                        span,
-                    };
-                    return finish(&session, request, ticket, &sink, arrival, Err(error));
-                }
-            },
-            None => ClientLink::connection(request.params.as_ref()),
-        };
         let params = request.params.take();
         if let ClientLink::Retry { .. } = link {
             // `input_required` binds its state to these (2026-07-28).
@@ -221,10 +208,7 @@ impl Job {
         if let Some(run) = ctx.running_task() {
             // Answered when the task started: the result is the task's,
             // counted when the run ends.
-            let status = match &answer {
-                Ok(_) => RequestStatus::Ok,
-                Err(e) => RequestStatus::Error(e.code),
-            };
+            let status = status_of(&answer);
             started.count(&session, &status, ctx.tool_label.get(), false);
             span.end(&status, false);
             return tasks::settle(&ctx, &run, answer);
@@ -238,6 +222,33 @@ impl Job {
             span,
         };
         finish(&session, request, ticket, &sink, arrival, answer);
+    }
+}
+
+/// How a request reaches its client: the rounds of a 2026-07-28 retry
+/// (read from its envelope), else the connection.
+fn link_of(
+    session: &Session,
+    request: &Request,
+    caller: &Caller,
+    envelope: Option<Box<Envelope>>,
+) -> Result<ClientLink, ErrorObject> {
+    match envelope {
+        Some(envelope) => {
+            input::read_rounds(session, request, caller).map(|rounds| ClientLink::Retry {
+                envelope: *envelope,
+                rounds,
+            })
+        }
+        None => Ok(ClientLink::connection(request.params.as_ref())),
+    }
+}
+
+/// The status of an answer that is sent.
+fn status_of(answer: &Result<Reply, ErrorObject>) -> RequestStatus {
+    match answer {
+        Ok(_) => RequestStatus::Ok,
+        Err(e) => RequestStatus::Error(e.code),
     }
 }
 
