@@ -32,15 +32,10 @@ impl RequestSpan {
         trace: Option<&TraceContext>,
     ) -> RequestSpan {
         let method = request.method.as_str();
-        let target = target_of(method, request.params.as_ref());
-        let name = match target {
-            Some(target) => format!("{} {}", method, target),
-            None => method.to_string(),
-        };
         let span = tracing::info_span!(
             target: "tiny_mcp",
             "mcp.server.request",
-            otel.name = %name,
+            otel.name = Empty,
             otel.kind = "server",
             mcp.method.name = %method,
             gen_ai.tool.name = Empty,
@@ -51,6 +46,15 @@ impl RequestSpan {
             network.transport = session.transport().name(),
             error.type = Empty,
         );
+        if span.is_disabled() {
+            // No subscriber wants it: nothing more is read or formatted.
+            return RequestSpan(span);
+        }
+        let target = target_of(method, request.params.as_ref());
+        match target {
+            Some(target) => span.record("otel.name", format!("{} {}", method, target).as_str()),
+            None => span.record("otel.name", method),
+        };
         if method == methods::TOOLS_CALL {
             if let Some(tool) = target {
                 span.record("gen_ai.tool.name", tool);
