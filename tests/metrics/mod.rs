@@ -206,3 +206,39 @@ fn the_metrics_path_serves_the_counts_over_http() {
     assert!(text.contains("network_transport=\"tcp\""), "{}", text);
     http.shutdown();
 }
+
+// DESIGN.md §28: on a protected endpoint (basic/authorization, RFC 6750
+// §3) the metrics path needs no bearer token, while the endpoint refuses a
+// request without one with 401, which the metrics count.
+#[test]
+fn the_metrics_path_needs_no_token_and_counts_401() {
+    use tiny_mcp::{HttpRequestHead, Principal, ProtectedResource, TokenError};
+    let verify = |token: &str, _: &HttpRequestHead<'_>| {
+        if token == "good" {
+            Ok(Principal::new("alice").with_scopes(["mcp:tools"]))
+        } else {
+            Err(TokenError::invalid("unknown token"))
+        }
+    };
+    let protected = ProtectedResource::new("http://127.0.0.1/mcp", verify)
+        .authorization_server("http://127.0.0.1:9");
+    let server = server(256);
+    let http = server
+        .http()
+        .protect(protected)
+        .metrics_path("/metrics")
+        .serve("127.0.0.1:0")
+        .expect("serve");
+    let addr = http.local_addr();
+    let body = initialize_body(json!(1), LATEST, json!({}));
+    send(addr, &Req::post(body), "no token").expect_status(401, "no token");
+    let scrape = send(addr, &Req::to("GET", "/metrics"), "the metrics");
+    scrape.expect_status(200, "the metrics without a token");
+    let line = "tiny_mcp_http_error_responses_total{http_response_status_code=\"401\"} 1";
+    assert!(
+        scrape.text().lines().any(|l| l == line),
+        "{}",
+        scrape.text()
+    );
+    http.shutdown();
+}
