@@ -25,11 +25,33 @@ use super::inner::ServerInner;
 use super::outcome::RequestStatus;
 use crate::jsonrpc::ErrorCode;
 
-/// The upper bounds of the duration histograms' buckets, in seconds; the
-/// last bucket (`+Inf`) takes the rest.
-pub(crate) const BUCKETS: [f64; 17] = [
-    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
-    300.0,
+/// The upper bounds of the duration histograms' buckets, in nanoseconds
+/// (compared as integers: no floating point on the counting path, nor in
+/// the static binary); the last bucket (`+Inf`) takes the rest.
+pub(crate) const BUCKETS: [u64; 17] = [
+    100_000,
+    500_000,
+    1_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+    200_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+    30_000_000_000,
+    60_000_000_000,
+    300_000_000_000,
+];
+
+/// [`BUCKETS`] in seconds, as the `le` labels write them.
+pub(crate) const BUCKET_LABELS: [&str; 17] = [
+    "0.0001", "0.0005", "0.001", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2",
+    "5", "10", "30", "60", "300",
 ];
 
 /// The JSON-RPC error codes counted under their own `error.type`; any
@@ -126,8 +148,8 @@ impl ErrorType {
 /// `tcp` for HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Transport {
-    Pipe,
-    Tcp,
+    Pipe = 0,
+    Tcp = 1,
 }
 
 impl Transport {
@@ -162,23 +184,22 @@ pub(crate) struct Histogram {
 
 impl Histogram {
     fn observe(&self, duration: Duration) {
-        let seconds = duration.as_secs_f64();
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
         let at = BUCKETS
             .iter()
-            .position(|&bound| seconds <= bound)
+            .position(|&bound| nanos <= bound)
             .unwrap_or(BUCKETS.len());
         self.buckets[at].fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
         self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// The per-bucket counts, the count and the sum in seconds.
-    pub(crate) fn read(&self) -> ([u64; BUCKETS.len() + 1], u64, f64) {
+    /// The per-bucket counts, the count and the sum in nanoseconds.
+    pub(crate) fn read(&self) -> ([u64; BUCKETS.len() + 1], u64, u64) {
         let mut counts = [0u64; BUCKETS.len() + 1];
         for (count, bucket) in counts.iter_mut().zip(&self.buckets) {
             *count = bucket.load(Ordering::Relaxed);
         }
-        let sum = self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        let sum = self.sum_nanos.load(Ordering::Relaxed);
         (counts, counts.iter().sum(), sum)
     }
 }
@@ -196,9 +217,10 @@ pub(crate) struct MetricsCore {
     max_tools: usize,
     tools: RwLock<Tools>,
     operations: RwLock<HashMap<Operation, Arc<Histogram>>>,
-    sessions: RwLock<HashMap<Transport, Arc<Histogram>>>,
+    /// Session durations: `pipe`, then `tcp`.
+    sessions: [Histogram; 2],
     /// HTTP answers with a status of 400 or more, by status.
-    refusals: RwLock<HashMap<u16, Arc<AtomicU64>>>,
+    refusals: [AtomicU64; 200],
     connections: AtomicI64,
     streams: AtomicI64,
     pub(crate) workers: Arc<WorkerGauges>,
@@ -249,8 +271,8 @@ impl MetricsCore {
                 names: Vec::new(),
             }),
             operations: RwLock::new(HashMap::new()),
-            sessions: RwLock::new(HashMap::new()),
-            refusals: RwLock::new(HashMap::new()),
+            sessions: Default::default(),
+            refusals: [(); 200].map(|_| AtomicU64::new(0)),
             connections: AtomicI64::new(0),
             streams: AtomicI64::new(0),
             workers: Arc::new(WorkerGauges::default()),
@@ -301,17 +323,15 @@ impl MetricsCore {
         observe(&self.operations, operation, duration);
     }
 
-    /// Counts an HTTP answer with `status` (400 or more).
+    /// Counts an HTTP answer with `status` (400 to 599; others are not
+    /// counted).
     pub(crate) fn http_refusal(&self, status: u16) {
         if !self.on {
             return;
         }
-        let counter = self.refusals.read().get(&status).cloned();
-        let counter = match counter {
-            Some(counter) => counter,
-            None => Arc::clone(self.refusals.write().entry(status).or_default()),
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        if let Some(count) = self.refusals.get(usize::from(status.wrapping_sub(400))) {
+            count.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts an open HTTP connection until the mark drops.
@@ -385,7 +405,7 @@ impl Drop for SessionMark {
     fn drop(&mut self) {
         if let Some((core, transport, opened)) = self.0.take() {
             if core.on {
-                observe(&core.sessions, transport, opened.elapsed());
+                core.sessions[transport as usize].observe(opened.elapsed());
             }
         }
     }
@@ -430,9 +450,9 @@ impl Metrics {
     /// How many HTTP answers had `status` (400 to 599): refusals at the
     /// edge and JSON-RPC errors sent with an error status.
     pub fn http_responses(&self, status: u16) -> u64 {
-        let refusals = self.server.metrics.refusals.read();
+        let refusals = &self.server.metrics.refusals;
         refusals
-            .get(&status)
+            .get(usize::from(status.wrapping_sub(400)))
             .map_or(0, |count| count.load(Ordering::Relaxed))
     }
 
@@ -466,25 +486,27 @@ impl Metrics {
             .collect()
     }
 
-    /// The session-duration series, by transport name.
-    pub(crate) fn sessions(&self) -> Vec<(&'static str, Arc<Histogram>)> {
-        let sessions = self.server.metrics.sessions.read();
-        let mut sessions: Vec<_> = sessions
-            .iter()
-            .map(|(t, h)| (t.name(), Arc::clone(h)))
-            .collect();
-        sessions.sort_by_key(|(name, _)| *name);
-        sessions
+    /// The session-duration series that counted a session, by transport
+    /// name.
+    pub(crate) fn sessions(&self) -> Vec<(&'static str, &Histogram)> {
+        let sessions = &self.server.metrics.sessions;
+        [
+            (Transport::Pipe, &sessions[0]),
+            (Transport::Tcp, &sessions[1]),
+        ]
+        .into_iter()
+        .filter(|(_, histogram)| histogram.read().1 > 0)
+        .map(|(transport, histogram)| (transport.name(), histogram))
+        .collect()
     }
 
-    /// The HTTP refusal counts, by status.
+    /// The HTTP error-status counts that are not zero, by status.
     pub(crate) fn refusals(&self) -> Vec<(u16, u64)> {
-        let refusals = self.server.metrics.refusals.read();
-        let mut counts: Vec<(u16, u64)> = refusals
-            .iter()
-            .map(|(status, n)| (*status, n.load(Ordering::Relaxed)))
-            .collect();
-        counts.sort_unstable();
-        counts
+        let refusals = &self.server.metrics.refusals;
+        (400u16..600)
+            .zip(refusals.iter())
+            .map(|(status, count)| (status, count.load(Ordering::Relaxed)))
+            .filter(|(_, count)| *count > 0)
+            .collect()
     }
 }

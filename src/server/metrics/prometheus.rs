@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{ErrorType, Gauge, Histogram, Metrics, BUCKETS};
+use super::{ErrorType, Gauge, Histogram, Metrics, BUCKET_LABELS};
 
 /// The `error.type` label of `error` (empty when the request succeeded).
 pub(super) fn error_label(error: ErrorType) -> String {
@@ -113,7 +113,7 @@ fn sessions(metrics: &Metrics, out: &mut String) {
     for (transport, histogram) in metrics.sessions() {
         let mut labels = String::new();
         label(&mut labels, "network_transport", transport);
-        histogram_lines(out, NAME, &labels, &histogram);
+        histogram_lines(out, NAME, &labels, histogram);
     }
 }
 
@@ -130,17 +130,22 @@ fn histogram_lines(out: &mut String, name: &str, labels: &str, histogram: &Histo
     let mut cumulative = 0;
     for (at, n) in counts.iter().enumerate() {
         cumulative += n;
-        let bound = match BUCKETS.get(at) {
-            Some(bound) => bound.to_string(),
-            None => "+Inf".to_string(),
-        };
+        let bound = BUCKET_LABELS.get(at).copied().unwrap_or("+Inf");
         let _ = writeln!(
             out,
             "{}_bucket{{{},le=\"{}\"}} {}",
             name, labels, bound, cumulative
         );
     }
-    let _ = writeln!(out, "{}_sum{{{}}} {}", name, labels, sum);
+    // Seconds from nanoseconds with integers only.
+    let _ = writeln!(
+        out,
+        "{}_sum{{{}}} {}.{:09}",
+        name,
+        labels,
+        sum / 1_000_000_000,
+        sum % 1_000_000_000
+    );
     let _ = writeln!(out, "{}_count{{{}}} {}", name, labels, count);
 }
 
