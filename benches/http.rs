@@ -41,6 +41,10 @@
 //!   `json-2026` sends a header of the same length under another name,
 //!   so the two differ only by authorization: its cost per request is the
 //!   difference of their `srv CPU/req`.
+//! - `unmetered-2026`: the `json-2026` flow on a server that counts no
+//!   metrics (`ServerBuilder::collect_metrics(false)`); every other
+//!   tiny-mcp server here counts them (the default), so the ratio of
+//!   `json-2026` to it is what the metrics cost (issue 29: at least 0.9).
 //!
 //! For N in `--clients` (1, 16, 64), N client threads each hold one
 //! keep-alive `TcpStream` (TCP_NODELAY) and send one request at a time with
@@ -167,7 +171,8 @@ const USAGE: &str = "\
 usage: cargo bench --bench http [-- OPTIONS]
 
   --clients LIST      concurrent keep-alive clients, comma-separated (default 1,16,64)
-  --only LIST         servers to drive: ceiling,sse-2025,json-2026,json-2025,auth-2026
+  --only LIST         servers to drive: ceiling,sse-2025,json-2026,json-2025,auth-2026,
+                      unmetered-2026
                       (v2025 = sse-2025, v2026 = json-2026)
                       (default all; json-2025 is a diagnostic)
   --seconds S         measured seconds per run (default 3)
@@ -371,6 +376,10 @@ enum Target {
     /// static token, and `Authorization: Bearer` on every request. Its
     /// difference to `json-2026` is the cost of authorization.
     Auth2026,
+    /// `json-2026` on a server that counts no metrics
+    /// (`ServerBuilder::collect_metrics(false)`); `json-2026` counts them
+    /// (the default), so their ratio is what the metrics cost.
+    Unmetered2026,
     /// `json-2026` against a server already running (`--at`), such as
     /// nginx in front of several instances: its `index` in `--at` order;
     /// `v2025`: the `json-2025` flow instead (`--at-json-2025`).
@@ -382,12 +391,13 @@ enum Target {
 }
 
 impl Target {
-    const ALL: [Target; 5] = [
+    const ALL: [Target; 6] = [
         Target::Ceiling,
         Target::Sse2025,
         Target::Json2026,
         Target::Json2025,
         Target::Auth2026,
+        Target::Unmetered2026,
     ];
 
     fn name(self) -> &'static str {
@@ -397,6 +407,7 @@ impl Target {
             Target::Json2026 => "json-2026",
             Target::Json2025 => "json-2025",
             Target::Auth2026 => "auth-2026",
+            Target::Unmetered2026 => "unmetered-2026",
             Target::External { name, .. } => name,
         }
     }
@@ -408,6 +419,7 @@ impl Target {
             "v2026" | "json-2026" => Some(Target::Json2026),
             "json-2025" => Some(Target::Json2025),
             "auth-2026" => Some(Target::Auth2026),
+            "unmetered-2026" => Some(Target::Unmetered2026),
             _ => None,
         }
     }
@@ -415,7 +427,14 @@ impl Target {
 
 /// The MCP server under test: one `echo` tool returning one text block.
 fn sdk_server() -> Server {
+    sdk_server_metered(true)
+}
+
+/// [`sdk_server`], counting metrics (the default) or not
+/// (`unmetered-2026`).
+fn sdk_server_metered(metrics: bool) -> Server {
     Server::builder("http-bench", "0.1.0")
+        .collect_metrics(metrics)
         .max_listen_streams(1 << 20)
         .tool(
             Tool::new(
@@ -570,6 +589,9 @@ impl Running {
             Target::Ceiling => Ceiling::start(settings.ceiling_threads).map(Running::Ceiling),
             Target::Sse2025 | Target::Json2026 | Target::Json2025 => serve_sdk().map(Running::Sdk),
             Target::Auth2026 => serve_protected().map(Running::Sdk),
+            Target::Unmetered2026 => {
+                serve_sdk_on(sdk_server_metered(false).http()).map(Running::Sdk)
+            }
             Target::External { index, .. } => settings
                 .external
                 .get(index)
@@ -837,7 +859,10 @@ impl Template {
                     r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"}}}"#,
                 )
             }
-            Target::Json2026 | Target::Auth2026 | Target::External { .. } => Template::new(
+            Target::Json2026
+            | Target::Auth2026
+            | Target::Unmetered2026
+            | Target::External { .. } => Template::new(
                 host,
                 &[
                     ("MCP-Protocol-Version", V2026),

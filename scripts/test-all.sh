@@ -63,8 +63,7 @@ step() {
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --all-targets -- -D warnings
 step clippy-sealed-state cargo clippy --all-targets --features sealed-state -- -D warnings
-# Without the default `tasks` and `skills` features (the static binary's
-# build): clippy, the unit tests and the in-memory dispatcher's tests.
+# Without the default `tasks`, `skills` and `metrics` features: clippy, the unit tests and the in-memory dispatcher's tests.
 step no-default-features bash -c \
     'cargo clippy --all-targets --no-default-features -- -D warnings && cargo test --no-default-features --lib && cargo test --no-default-features --test tests memory::'
 # The stdio tests run the example binaries: build them as programs first
@@ -100,6 +99,14 @@ step schemars bash -c \
 # the integration tests run the binary (tests/client/bridge.rs, mcp_cli.rs).
 step cli bash -c \
     'cargo clippy -p tiny-mcp-cli --all-targets -- -D warnings && cargo clippy -p tiny-mcp-cli --all-targets --features tls -- -D warnings && cargo test -p tiny-mcp-cli && CARGO_TARGET_DIR=target cargo install --quiet --debug --locked --force --path cli --root target/install && target/install/bin/mcp --help | grep -q "mcp bridge"'
+# One `tracing` span per request (feature `tracing`): clippy and its test;
+# then the feature `opentelemetry` (Rust 1.75): clippy, the traceparent
+# unit test, and tests/otel (a crate of its own: opentelemetry_sdk's
+# in-memory exporter sees the client's trace continue).
+step tracing bash -c \
+    'cargo clippy --all-targets --features tracing -- -D warnings && cargo test --features tracing --test tests tracing_span::'
+step opentelemetry bash -c \
+    'cargo clippy --all-targets --features opentelemetry -- -D warnings && cargo test --features opentelemetry --lib trace_parent && cargo test --manifest-path tests/otel/Cargo.toml'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
@@ -108,6 +115,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop/interop-ts.sh --http
     step interop-apps bash scripts/interop/interop-apps.sh
     step interop-python bash scripts/interop/interop-python.sh
+    # The metrics path after a known workload, read with the official
+    # Prometheus text parser in the same virtualenv (a few seconds).
+    step metrics-scrape bash scripts/interop/metrics-scrape.sh
     # `mcp serve` in front of the TypeScript server-everything, driven by the
     # Python SDK client (about 7 s once npm and the virtualenv are in place).
     step interop-serve bash scripts/interop/interop-serve.sh

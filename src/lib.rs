@@ -394,6 +394,10 @@ pub use transport::http::{
     HttpRefusal, HttpRequestHead, ProtectedResource, TokenError, TokenVerifier,
 };
 
+// Telemetry.
+#[cfg(feature = "metrics")]
+pub use server::{Gauge, Metrics};
+
 // Several instances.
 #[cfg(feature = "sealed-state")]
 pub use server::SealedStateCodec;

@@ -20,11 +20,15 @@ mod deploy;
 mod era_2026;
 mod http;
 mod memory;
+#[cfg(feature = "metrics")]
+mod metrics;
 #[cfg(feature = "skills")]
 mod skills;
 mod stdio;
 mod surface;
 #[cfg(feature = "tasks")]
 mod tasks;
+#[cfg(feature = "tracing")]
+mod tracing_span;
 mod upstream;
 mod verify;

@@ -59,6 +59,10 @@ pub(crate) struct Config {
     pub(crate) list_ui_resources: bool,
     /// [`ServerBuilder::hide_ui_from_text_clients`].
     pub(crate) hide_ui_from_text_clients: bool,
+    /// [`ServerBuilder::collect_metrics`].
+    pub(crate) collect_metrics: bool,
+    /// [`ServerBuilder::max_metric_tools`].
+    pub(crate) max_metric_tools: usize,
 }
 
 impl Default for Config {
@@ -77,6 +81,8 @@ impl Default for Config {
             handler_exit_timeout: Duration::from_secs(5),
             list_ui_resources: true,
             hide_ui_from_text_clients: false,
+            collect_metrics: true,
+            max_metric_tools: 256,
         }
     }
 }
@@ -567,6 +573,10 @@ impl ServerBuilder {
                 registry: RwLock::new(self.registry),
                 closing: super::close::Closing::default(),
                 on_request_finished: self.on_request_finished,
+                metrics: Arc::new(super::metrics::MetricsCore::new(
+                    self.config.collect_metrics,
+                    self.config.max_metric_tools,
+                )),
                 listen: ListenRegistry::new(self.config.max_listen_streams),
                 config: self.config,
                 sessions: Mutex::new(HashMap::new()),

@@ -143,8 +143,10 @@ impl Principal {
 
 /// The W3C trace context a client sent in a request's `_meta`
 /// (`traceparent`, `tracestate`, `baggage`: reserved unprefixed keys, basic
-/// "General fields: `_meta`", SEP-414). Passed through as sent; the crate
-/// does not parse or check it.
+/// "General fields: `_meta`", SEP-414), or, when `_meta` has none, in the
+/// HTTP request's headers of the same names (W3C Trace Context §3).
+/// Passed through as sent; only the feature `opentelemetry` parses
+/// `traceparent`, to parent the request's span.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct TraceContext {
@@ -171,6 +173,18 @@ impl TraceContext {
         } else {
             Some(trace)
         }
+    }
+
+    /// The trace context of the `traceparent`, `tracestate` and `baggage`
+    /// HTTP headers (W3C Trace Context §3), for a request whose `_meta`
+    /// has none; `None` without a `traceparent`.
+    pub(crate) fn from_headers(headers: &HttpHeaders) -> Option<TraceContext> {
+        let traceparent = headers.get("traceparent")?.to_string();
+        Some(TraceContext {
+            traceparent: Some(traceparent),
+            tracestate: headers.get("tracestate").map(str::to_string),
+            baggage: headers.get("baggage").map(str::to_string),
+        })
     }
 }
 

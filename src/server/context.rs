@@ -18,6 +18,7 @@ use super::input::answer_check::{
     check_answer, check_answers, requested_schema, requested_schemas,
 };
 use super::input::{InputRequest, InputResponses, Rounds};
+use super::metrics::ToolSlot;
 use super::sink::Sink;
 use super::tasks::{self, TaskRun, TaskSlot};
 use crate::error::{Error, ErrorKind};
@@ -60,6 +61,8 @@ pub struct RequestContext {
     pub(crate) quick: bool,
     /// Whether the request may become a task, or is one.
     pub(crate) task: Mutex<TaskSlot>,
+    /// The metrics label of the tool a `tools/call` found (DESIGN.md §29).
+    pub(crate) tool_label: ToolSlot,
     /// The method's name when its row has none: a method the crate does
     /// not know, forwarded to an [`Upstream`](crate::Upstream).
     pub(crate) unnamed: Option<String>,
@@ -159,7 +162,8 @@ impl RequestContext {
     }
 
     /// The W3C trace context (`traceparent`, `tracestate`, `baggage`) the
-    /// client sent in the request's `_meta`, if any (SEP-414).
+    /// client sent in the request's `_meta` (SEP-414), else in the HTTP
+    /// request's headers of the same names, if any.
     pub fn trace(&self) -> Option<&TraceContext> {
         self.caller.trace.as_ref()
     }

@@ -58,7 +58,7 @@ pub(crate) fn receive(
 ) -> Received {
     match message {
         Message::Request(request) => {
-            let arrival = Arrival::now(session, caller, &request);
+            let arrival = Arrival::now(session, caller, &request, metric_label(session, &request));
             receive_request(session, request, sink, arrival)
         }
         Message::Notification(notification) => {
@@ -92,7 +92,7 @@ pub(crate) fn receive_checked(
     caller: Caller,
 ) -> Received {
     log::debug!("< request {} {}", request.id, request.method);
-    let arrival = Arrival::now(session, caller, &request);
+    let arrival = Arrival::now(session, caller, &request, metric_label(session, &request));
     dispatch_2026(session, request, envelope, sink, arrival)
 }
 
@@ -333,12 +333,28 @@ fn begin(
     }
 }
 
+/// The metrics label of `request`'s method: the table's own name of a
+/// method it has (in either era), else `_OTHER`, so that a client's
+/// made-up names never become labels (DESIGN.md §29); not looked up when
+/// the metrics are off.
+fn metric_label(session: &Session, request: &Request) -> &'static str {
+    if !session.server.metrics.is_on() {
+        return "";
+    }
+    let name = request.method.as_str();
+    methods::find(name, Era::V2025_11_25)
+        .or_else(|| methods::find(name, Era::V2026_07_28))
+        .map_or("_OTHER", |method| method.name)
+}
+
 /// Reports an inline answer and hands it to the transport.
 fn respond(session: &Session, request: Request, arrival: Arrival, answer: Answer) -> Received {
     let status = match &answer {
         Ok(_) => RequestStatus::Ok,
         Err(e) => RequestStatus::Error(e.code),
     };
+    arrival.started.count(session, &status, 0, false);
+    arrival.span.end(&status, false);
     session.server.report(|| RequestOutcome {
         method: request.method,
         duration: arrival.started.elapsed(),

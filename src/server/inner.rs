@@ -16,6 +16,7 @@ use super::envelope::{self, CacheHints};
 use super::input::RequestStateCodec;
 use super::intercept::Interceptor;
 use super::listen::ListenRegistry;
+use super::metrics::MetricsCore;
 use super::outcome::RequestOutcome;
 use super::registry::Registry;
 use super::scopes::ScopePolicy;
@@ -37,6 +38,8 @@ pub(crate) struct ServerInner {
     pub(crate) registry: RwLock<Registry>,
     pub(crate) closing: Closing,
     pub(crate) on_request_finished: Option<RequestHook>,
+    /// The counters of `Server::metrics` (inert without the feature).
+    pub(crate) metrics: Arc<MetricsCore>,
     pub(crate) config: Config,
     pub(super) sessions: Mutex<HashMap<u64, Weak<Session>>>,
     pub(super) next_session_key: AtomicU64,
@@ -71,6 +74,13 @@ impl ServerInner {
 
     pub(crate) fn unregister_session(&self, key: u64) {
         self.sessions.lock().remove(&key);
+    }
+
+    /// How many lasting sessions are live (the metrics' gauge).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn live_session_count(&self) -> usize {
+        let sessions = self.sessions.lock();
+        sessions.values().filter(|s| s.strong_count() > 0).count()
     }
 
     /// The live, initialized sessions (cloned out of the lock).

@@ -20,6 +20,11 @@ mod input;
 mod intercept;
 mod listen;
 pub(crate) mod methods;
+#[cfg(feature = "metrics")]
+mod metrics;
+#[cfg(not(feature = "metrics"))]
+#[path = "metrics_off.rs"]
+mod metrics;
 mod outcome;
 mod provider;
 mod registry;
@@ -40,6 +45,13 @@ mod tasks;
 #[cfg(not(feature = "tasks"))]
 #[path = "tasks_off.rs"]
 mod tasks;
+#[cfg(feature = "tracing")]
+mod trace;
+#[cfg(not(feature = "tracing"))]
+#[path = "trace_off.rs"]
+mod trace;
+#[cfg(feature = "opentelemetry")]
+mod trace_parent;
 #[cfg(feature = "tasks")]
 pub use tasks::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
 mod typed;
@@ -61,6 +73,8 @@ pub use handler::{
 };
 pub use input::{InputRequest, InputResponses, RequestStateCodec, ServerStateStore};
 pub use intercept::{HandlerOutcome, Interceptor};
+#[cfg(feature = "metrics")]
+pub use metrics::{Gauge, Metrics};
 pub use outcome::{RequestOutcome, RequestStatus};
 pub use provider::{ResourcePage, ResourceProvider};
 pub use registry::TemplateVariables;
@@ -73,6 +87,7 @@ pub(crate) use caller::{Caller, CallerKey};
 pub(crate) use dispatch::Received;
 pub(crate) use envelope::Envelope;
 pub(crate) use inner::ServerInner;
+pub(crate) use metrics::{OpenMark, WorkerGauges};
 pub(crate) use run::{current_request, Job};
 pub(crate) use sink::{ChannelSink, NullSink, Sink, ToolAnswer};
 #[cfg(feature = "fuzzing")]
@@ -158,5 +173,16 @@ impl Server {
     /// added while serving.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.inner.capabilities()
+    }
+
+    /// The server's metrics (feature `metrics`): request counts and
+    /// durations per method and tool, errors, sessions, connections,
+    /// streams, tasks and workers, over every transport serving it
+    /// (DESIGN.md §29).
+    #[cfg(feature = "metrics")]
+    pub fn metrics(&self) -> Metrics {
+        Metrics {
+            server: Arc::clone(&self.inner),
+        }
     }
 }

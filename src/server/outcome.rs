@@ -20,7 +20,8 @@ pub struct RequestOutcome {
     pub status: RequestStatus,
     /// Who called, when a token verifier established it (HTTP).
     pub principal: Option<Arc<Principal>>,
-    /// The trace context of the request's `_meta`, if it had one.
+    /// The trace context of the request's `_meta`, else of its HTTP
+    /// headers, if it had one.
     pub trace: Option<TraceContext>,
 }
 

@@ -12,10 +12,12 @@ use serde_json::Value;
 use super::caller::{Caller, CallerKey, TraceContext};
 use super::context::{ClientLink, MethodTraits, RequestContext};
 use super::envelope::Envelope;
+use super::metrics::{ErrorType, Operation, ToolSlot};
 use super::outcome::{RequestOutcome, RequestStatus};
 use super::reply::{failure, to_value, Failure, Reply, WorkerFn};
 use super::sink::{Sink, ToolAnswer};
 use super::tasks::{self, TaskSlot};
+use super::trace::RequestSpan;
 use super::{input, intercept};
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, Response};
 use crate::server::cancel::CancellationFlag;
@@ -26,35 +28,79 @@ use crate::server::session::Session;
 pub(crate) struct Arrival {
     pub(crate) started: Started,
     pub(crate) caller: Caller,
+    /// The request's `tracing` span (feature `tracing`; inert without).
+    pub(crate) span: RequestSpan,
 }
 
 impl Arrival {
     /// Now, for `request` from `caller` to `session`: its trace context is
     /// read here, once (SEP-414).
-    pub(super) fn now(session: &Session, mut caller: Caller, request: &Request) -> Arrival {
-        caller.trace = TraceContext::from_params(request.params.as_ref());
+    /// `method` is the request's metrics label: the table's name of its
+    /// method, or `_OTHER`.
+    pub(super) fn now(
+        session: &Session,
+        mut caller: Caller,
+        request: &Request,
+        method: &'static str,
+    ) -> Arrival {
+        caller.trace = TraceContext::from_params(request.params.as_ref())
+            .or_else(|| caller.headers.as_ref().and_then(TraceContext::from_headers));
+        let span = RequestSpan::open(session, request, caller.trace.as_ref());
         Arrival {
-            started: Started::now(session),
+            started: Started::now(session, method),
             caller,
+            span,
         }
     }
 }
 
-/// When a request arrived: the clock is read only for the
-/// `on_request_finished` hook, the one reader of a request's duration
-/// (about 1% of a quick stdio call's CPU time, by `perf`).
+/// When a request arrived, and what the metrics count it as: the clock is
+/// read only for the `on_request_finished` hook and the metrics, the
+/// readers of a request's duration (about 1% of a quick stdio call's CPU
+/// time, by `perf`).
 #[derive(Clone, Copy)]
-pub(crate) struct Started(Option<Instant>);
+pub(crate) struct Started {
+    at: Option<Instant>,
+    /// The method's metrics label (DESIGN.md §29).
+    method: &'static str,
+}
 
 impl Started {
-    pub(super) fn now(session: &Session) -> Started {
-        let hooked = session.server.on_request_finished.is_some();
-        Started(if hooked { Some(Instant::now()) } else { None })
+    pub(super) fn now(session: &Session, method: &'static str) -> Started {
+        let server = &session.server;
+        let timed = server.on_request_finished.is_some() || server.metrics.is_on();
+        Started {
+            at: if timed { Some(Instant::now()) } else { None },
+            method,
+        }
     }
 
-    /// The time since arrival; zero when no hook asked for it.
+    /// The time since arrival; zero when nothing asked for it.
     pub(crate) fn elapsed(self) -> Duration {
-        self.0.map_or(Duration::ZERO, |started| started.elapsed())
+        self.at.map_or(Duration::ZERO, |started| started.elapsed())
+    }
+
+    /// Counts the request in the metrics: `tool` is its tool label (0:
+    /// none), `tool_error` a result with `isError: true`.
+    pub(super) fn count(
+        self,
+        session: &Session,
+        status: &RequestStatus,
+        tool: u32,
+        tool_error: bool,
+    ) {
+        let metrics = &session.server.metrics;
+        if !metrics.is_on() {
+            return;
+        }
+        let operation = Operation {
+            method: self.method,
+            tool,
+            error: ErrorType::of(status, tool_error),
+            version: session.version_label(),
+            transport: session.transport(),
+        };
+        metrics.request(operation, self.elapsed());
     }
 }
 
@@ -113,9 +159,10 @@ impl Job {
             quick,
             tracked,
         } = self;
-        let ticket = Ticket {
+        let mut ticket = Ticket {
             flag: &flag,
             tracked,
+            tool: 0,
         };
         if flag.is_cancelled() {
             // Cancelled while it waited for a worker: the handler never
@@ -123,20 +170,15 @@ impl Job {
             let answer = Ok(Reply::Value(Value::Null));
             return finish(&session, request, ticket, &sink, arrival, answer);
         }
-        let Arrival { started, caller } = arrival;
-        let link = match envelope {
-            Some(envelope) => match input::read_rounds(&session, &request, &caller) {
-                Ok(rounds) => ClientLink::Retry {
-                    envelope: *envelope,
-                    rounds,
-                },
-                Err(error) => {
-                    let arrival = Arrival { started, caller };
-                    return finish(&session, request, ticket, &sink, arrival, Err(error));
-                }
-            },
-            None => ClientLink::connection(request.params.as_ref()),
+        let link = match link_of(&session, &request, &arrival.caller, envelope) {
+            Ok(link) => link,
+            Err(error) => return finish(&session, request, ticket, &sink, arrival, Err(error)),
         };
+        let Arrival {
+            started,
+            caller,
+            span,
+        } = arrival;
         let params = request.params.take();
         if let ClientLink::Retry { .. } = link {
             // `input_required` binds its state to these (2026-07-28).
@@ -152,23 +194,61 @@ impl Job {
             caller,
             quick,
             task: parking_lot::Mutex::new(TaskSlot::No),
+            tool_label: ToolSlot::default(),
             unnamed: match method.name {
                 "" => Some(request.method.clone()),
                 _ => None,
             },
         };
         let running = Running::enter(session.key(), &request.id);
-        let outcome = invoke(&ctx, call, params);
+        // The handler's own events nest under the request's span.
+        let outcome = span.in_scope(|| invoke(&ctx, call, params));
         drop(running);
         let answer = conclude(&ctx, &request, outcome);
         if let Some(run) = ctx.running_task() {
-            // Answered when the task started: the result is the task's.
+            // Answered when the task started: the result is the task's,
+            // counted when the run ends.
+            let status = status_of(&answer);
+            started.count(&session, &status, ctx.tool_label.get(), false);
+            span.end(&status, false);
             return tasks::settle(&ctx, &run, answer);
         }
         let caller = ctx.caller.clone();
+        ticket.tool = ctx.tool_label.get();
         drop(ctx);
-        let arrival = Arrival { started, caller };
+        let arrival = Arrival {
+            started,
+            caller,
+            span,
+        };
         finish(&session, request, ticket, &sink, arrival, answer);
+    }
+}
+
+/// How a request reaches its client: the rounds of a 2026-07-28 retry
+/// (read from its envelope), else the connection.
+fn link_of(
+    session: &Session,
+    request: &Request,
+    caller: &Caller,
+    envelope: Option<Box<Envelope>>,
+) -> Result<ClientLink, ErrorObject> {
+    match envelope {
+        Some(envelope) => {
+            input::read_rounds(session, request, caller).map(|rounds| ClientLink::Retry {
+                envelope: *envelope,
+                rounds,
+            })
+        }
+        None => Ok(ClientLink::connection(request.params.as_ref())),
+    }
+}
+
+/// The status of an answer that is sent.
+fn status_of(answer: &Result<Reply, ErrorObject>) -> RequestStatus {
+    match answer {
+        Ok(_) => RequestStatus::Ok,
+        Err(e) => RequestStatus::Error(e.code),
     }
 }
 
@@ -275,6 +355,8 @@ fn conclude(
 struct Ticket<'a> {
     flag: &'a CancellationFlag,
     tracked: bool,
+    /// The metrics label of the tool a `tools/call` found (0: none).
+    tool: u32,
 }
 
 /// Writes the response unless a cancel won, and reports the outcome.
@@ -286,9 +368,19 @@ fn finish(
     arrival: Arrival,
     answer: Result<Reply, ErrorObject>,
 ) {
-    let Ticket { flag, tracked } = ticket;
-    let Arrival { started, caller } = arrival;
+    let Ticket {
+        flag,
+        tracked,
+        tool,
+    } = ticket;
+    let Arrival {
+        started,
+        caller,
+        span,
+    } = arrival;
     let answers = !tracked || session.in_flight.finish(&request.id).is_some();
+    let tool_error =
+        matches!(&answer, Ok(Reply::Tool { result, .. }) if result.is_error == Some(true));
     let status = if answers {
         log::debug!("> response {} {}", request.id, request.method);
         respond(sink, request.id, answer)
@@ -299,6 +391,8 @@ fn finish(
             reason: flag.reason(),
         }
     };
+    started.count(session, &status, tool, tool_error);
+    span.end(&status, tool_error);
     session.server.report(|| RequestOutcome {
         method: request.method,
         duration: started.elapsed(),

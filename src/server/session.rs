@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::cancel::InFlightTable;
 use super::inner::ServerInner;
+use super::metrics::{SessionMark, Transport};
 use super::sink::Sink;
 use crate::error::Error;
 use crate::jsonrpc::{Message, RequestId};
@@ -77,6 +78,8 @@ pub(crate) struct Session {
     /// The server's [`Upstream`](super::Upstream) opened this session
     /// (its `initialize` succeeded); cleared when it is told of the end.
     pub(crate) forwarded: AtomicBool,
+    /// A lasting session's place in the metrics (open, then its duration).
+    mark: SessionMark,
     /// The program ended the session ([`SessionHandle::end`](super::SessionHandle::end)):
     /// its transport forgets it at the next look-up.
     pub(crate) ended: AtomicBool,
@@ -150,6 +153,7 @@ impl Session {
             next_request_id: AtomicI64::new(0),
             unrelated,
             forwarded: AtomicBool::new(false),
+            mark: SessionMark::default(),
             ended: AtomicBool::new(false),
         }
     }
@@ -158,7 +162,8 @@ impl Session {
     /// server, for change notifications. Sessions without one (per-request
     /// HTTP sessions) could receive none, so they are never listed: no
     /// shared lock on that path.
-    fn register(session: Session) -> Arc<Session> {
+    fn register(mut session: Session) -> Arc<Session> {
+        session.mark = session.server.metrics.session(session.transport());
         let session = Arc::new(session);
         session.server.register_session(&session);
         session
@@ -176,6 +181,31 @@ impl Session {
     /// The negotiated protocol version (`2025-03-26` before `initialize`).
     pub(crate) fn protocol_version(&self) -> String {
         self.state.lock().protocol_version.clone()
+    }
+
+    /// The version as a metrics label: one of the crate's versions (the
+    /// era's for 2026-07-28), else `_OTHER`.
+    pub(crate) fn version_label(&self) -> &'static str {
+        let state = self.state.lock();
+        if state.era == Some(Era::V2026_07_28) {
+            return versions::V2026_07_28;
+        }
+        let version = state.protocol_version.as_str();
+        versions::SUPPORTED
+            .iter()
+            .find(|v| **v == version)
+            .copied()
+            .unwrap_or("_OTHER")
+    }
+
+    /// `network.transport`: `pipe` for a connection (stdio, in memory),
+    /// `tcp` for HTTP.
+    pub(crate) fn transport(&self) -> Transport {
+        if self.is_connection() {
+            Transport::Pipe
+        } else {
+            Transport::Tcp
+        }
     }
 
     /// `true` for the session of a connection (stdio, the in-memory

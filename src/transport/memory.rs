@@ -80,6 +80,7 @@ impl MemoryClient {
                 "tiny-mcp-memory-worker",
                 server.inner.config.max_workers,
                 None,
+                &server.inner.metrics.workers,
             ),
             backlog: VecDeque::new(),
             next_id: 1,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::shares::{ShareBook, ShareKey, WorkerShares};
 use crate::error::{Error, ErrorKind};
-use crate::server::Job;
+use crate::server::{Job, WorkerGauges};
 
 type Task = Box<dyn FnOnce() + Send + 'static>;
 
@@ -42,6 +42,8 @@ struct PoolCore {
     /// When "all workers busy" was last logged, and how many jobs queued
     /// since: logged at most once per [`BUSY_LOG_INTERVAL`].
     busy_log: Mutex<(Option<Instant>, u64)>,
+    /// Workers started and busy, for the metrics.
+    gauges: Arc<WorkerGauges>,
 }
 
 /// The least time between two "all workers busy" lines.
@@ -51,7 +53,13 @@ impl WorkerPool {
     /// A pool of at most `max_workers` threads named after `name`, and
     /// `shares` of them per caller and per peer when it serves many
     /// clients (DESIGN.md §26).
-    pub(crate) fn new(name: &str, max_workers: usize, shares: Option<WorkerShares>) -> WorkerPool {
+    /// Its workers are counted in `gauges` (the server's metrics).
+    pub(crate) fn new(
+        name: &str,
+        max_workers: usize,
+        shares: Option<WorkerShares>,
+        gauges: &Arc<WorkerGauges>,
+    ) -> WorkerPool {
         // Unbounded: the number of queued jobs is bounded by the in-flight
         // limit of the sessions that submit them.
         let (sender, receiver) = crossbeam_channel::unbounded();
@@ -66,6 +74,7 @@ impl WorkerPool {
                 name: name.to_string(),
                 shares: shares.map(|shares| Mutex::new(ShareBook::new(shares))),
                 busy_log: Mutex::new((None, 0)),
+                gauges: Arc::clone(gauges),
             }),
         }
     }
@@ -188,11 +197,15 @@ impl PoolCore {
         let receiver = self.receiver.clone();
         let idle = Arc::clone(&self.idle);
         let exits = ExitSignal(Arc::clone(&self.exits));
+        let gauges = Arc::clone(&self.gauges);
         let spawned = thread::Builder::new()
             .name(format!("{}-{}", self.name, handles.len()))
             .spawn(move || {
+                let _alive = Counted::new(&gauges, WorkerGauges::started);
                 for job in receiver.iter() {
+                    let busy = Counted::new(&gauges, WorkerGauges::busy);
                     job();
+                    drop(busy);
                     idle.fetch_add(1, Ordering::AcqRel);
                 }
                 drop(exits);
@@ -302,6 +315,26 @@ impl Drop for ExitSignal {
     }
 }
 
+/// One in a worker gauge (`+1` now, `-1` when dropped, also when a job
+/// panics).
+struct Counted<'a> {
+    gauges: &'a WorkerGauges,
+    add: fn(&WorkerGauges, i64),
+}
+
+impl<'a> Counted<'a> {
+    fn new(gauges: &'a WorkerGauges, add: fn(&WorkerGauges, i64)) -> Counted<'a> {
+        add(gauges, 1);
+        Counted { gauges, add }
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        (self.add)(self.gauges, -1);
+    }
+}
+
 /// Gives a job's share back when it ends (a panic in a handler is caught
 /// inside the run; this runs on unwinding too), and starts what now fits.
 struct ShareRelease {
@@ -340,7 +373,7 @@ mod tests {
     // A job never waits behind a busy worker (issue: slow tool never delays others).
     #[test]
     fn a_blocked_job_does_not_delay_the_next() {
-        let pool = WorkerPool::new("test-pool", 8, None);
+        let pool = WorkerPool::new("test-pool", 8, None, &Arc::default());
         let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
         let (done_tx, done_rx) = crossbeam_channel::unbounded();
         pool.execute(move || {
@@ -365,7 +398,7 @@ mod tests {
     // knows it runs on one of the pool's workers (so that join skips it).
     #[test]
     fn join_reports_panics_and_skips_the_caller() {
-        let pool = Arc::new(WorkerPool::new("test-panic", 4, None));
+        let pool = Arc::new(WorkerPool::new("test-panic", 4, None, &Arc::default()));
         pool.execute(|| panic!("a bug outside any handler"));
         let inner = Arc::clone(&pool);
         let (done_tx, done_rx) = crossbeam_channel::unbounded();

@@ -116,7 +116,12 @@ impl Connection {
             session: Session::connection(&server.inner, Arc::clone(&sink)),
             sink,
             output,
-            pool: WorkerPool::new("tiny-mcp-worker", server.inner.config.max_workers, None),
+            pool: WorkerPool::new(
+                "tiny-mcp-worker",
+                server.inner.config.max_workers,
+                None,
+                &server.inner.metrics.workers,
+            ),
             stopped: Arc::new(AtomicBool::new(false)),
         })
     }

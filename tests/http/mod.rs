@@ -30,6 +30,7 @@ mod handlers;
 mod limits;
 mod raw;
 mod resume;
+mod trace_headers;
 mod worker_shares;
 
 // ---------------------------------------------------------------------------

@@ -109,4 +109,22 @@ impl ServerBuilder {
         self.config.max_listen_streams = n;
         self
     }
+
+    /// Counts requests, sessions and HTTP refusals for
+    /// [`Server::metrics`](crate::Server::metrics) (feature `metrics`).
+    /// `false` reads no clock and counts nothing but the gauges; for
+    /// measuring what counting costs. Defaults to `true`.
+    pub fn collect_metrics(mut self, on: bool) -> Self {
+        self.config.collect_metrics = on;
+        self
+    }
+
+    /// Most tool names used as a metrics label (`gen_ai.tool.name`, feature
+    /// `metrics`): the first `n` registered tools called get their own
+    /// series, later ones share `_OTHER`. A name the registry does not know
+    /// is never a label. Defaults to 256.
+    pub fn max_metric_tools(mut self, n: usize) -> Self {
+        self.config.max_metric_tools = n;
+        self
+    }
 }

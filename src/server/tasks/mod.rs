@@ -191,6 +191,12 @@ impl Tasks {
         self.runs.lock().get(id).cloned()
     }
 
+    /// How many tasks run on this instance now (the metrics' gauge).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn running_count(&self) -> usize {
+        self.runs.lock().all().count()
+    }
+
     /// Cancels the running tasks tied to session `key` (it ended: nobody
     /// can fetch their results), or all when `key` is `None` (shutdown).
     pub(crate) fn cancel_where(&self, key: Option<u64>, reason: &str) {

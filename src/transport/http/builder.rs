@@ -48,6 +48,8 @@ pub struct HttpServerBuilder {
 #[derive(Debug, Clone)]
 pub(crate) struct HttpConfig {
     pub(crate) endpoint: String,
+    /// [`HttpServerBuilder::metrics_path`]; `None`: not served.
+    pub(crate) metrics_path: Option<String>,
     pub(crate) max_body_bytes: usize,
     pub(crate) max_sessions: usize,
     pub(crate) session_idle_timeout: Duration,
@@ -86,6 +88,7 @@ impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             endpoint: "/mcp".into(),
+            metrics_path: None,
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
@@ -131,6 +134,21 @@ impl HttpServerBuilder {
     /// The path of the MCP endpoint. Defaults to `/mcp`; other paths get 404.
     pub fn endpoint(mut self, path: impl Into<String>) -> Self {
         self.config.endpoint = path.into();
+        self
+    }
+
+    /// Serves the server's [`Metrics`](crate::Metrics) at `path` (e.g.
+    /// `/metrics`) in the Prometheus text format 0.0.4 (feature
+    /// `metrics`). `GET` and `HEAD` answer `200` with
+    /// `Content-Type: text/plain; version=0.0.4; charset=utf-8`, other
+    /// methods `405`. The path passes the Host and Origin checks of the
+    /// endpoint, but not its bearer-token check nor the pre-request hooks:
+    /// scrapers authenticate by network placement, as Prometheus exporters
+    /// do (put it behind a firewall or a proxy that checks them, or leave
+    /// it off). A path equal to the endpoint is ignored. Off by default.
+    #[cfg(feature = "metrics")]
+    pub fn metrics_path(mut self, path: impl Into<String>) -> Self {
+        self.config.metrics_path = Some(path.into());
         self
     }
 

@@ -12,6 +12,7 @@ use super::route::route;
 use super::wire::{self, Head, Limits, ReadError, Timed};
 use super::Shared;
 use crate::jsonrpc::ErrorObject;
+use crate::server::OpenMark;
 
 /// Serves one connection until it ends. Reads and writes go through the
 /// one socket (`&TcpStream` is both `Read` and `Write`), so a connection
@@ -29,6 +30,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         body_timeout: config.request_body_timeout,
     };
     let mut out = stream;
+    let _open = shared.server.metrics.connection();
     // The first request's whole head must come within its deadline.
     let mut first_by = Some(Instant::now() + config.first_request_timeout);
     reader.get_mut().deadline(config.first_request_timeout);
@@ -54,6 +56,7 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
             // The request cannot be read to its end: answer and close.
             Err(error) => (unreadable(shared, error), Peer::closing(), None),
         };
+        let _stream = counted(shared, &answer);
         if answer::write(answer, &mut out, peer, &shared.config).is_err() {
             return;
         }
@@ -70,6 +73,21 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
         if !kept {
             return;
         }
+    }
+}
+
+/// Counts `answer` in the metrics: an error status (400 or more) by
+/// status, a stream as open until the mark drops.
+fn counted(shared: &Shared, answer: &Answer) -> Option<OpenMark> {
+    let metrics = &shared.server.metrics;
+    match answer {
+        Answer::Whole(response) => {
+            if response.status >= 400 {
+                metrics.http_refusal(response.status);
+            }
+            None
+        }
+        Answer::Stream(_) => Some(metrics.stream()),
     }
 }
 

@@ -52,16 +52,19 @@ pub(crate) enum Admission {
 ///
 /// | step | refused with |
 /// | --- | --- |
-/// | path: the endpoint, or (when protected) a metadata path | 404 |
+/// | path: the endpoint, the metrics path, or (when protected) a metadata path | 404 |
 /// | Host and Origin (SEC-1), when DNS-rebinding protection is on | 403 |
 /// | a metadata path: `GET` and `HEAD` answer the document, `OPTIONS` its methods | 405 for other methods |
+/// | the metrics path (`metrics_path`): `GET` and `HEAD` answer the metrics | 405 for other methods |
 /// | authorization ([`authorize`]'s table) | 400, 401, 403, 503 |
 /// | each pre-request hook, in the order added | the hook's refusal |
 pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
     let config = &shared.config;
     let protected = config.guards.protected.as_deref();
     let metadata = protected.filter(|p| p.serves_metadata_at(&request.path, &config.endpoint));
-    if request.path != config.endpoint && metadata.is_none() {
+    let scrape = request.path != config.endpoint
+        && config.metrics_path.as_deref() == Some(request.path.as_str());
+    if request.path != config.endpoint && metadata.is_none() && !scrape {
         return Admission::Answer(Answer::status(404));
     }
     if config.dns_rebinding_protection {
@@ -81,6 +84,9 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
     }
     if let Some(protected) = metadata {
         return Admission::Answer(metadata_document(shared, protected, request));
+    }
+    if scrape {
+        return Admission::Answer(metrics_document(shared, request));
     }
     let principal = match protected {
         None => None,
@@ -107,6 +113,35 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
         return Admission::Answer(Answer::Whole(refusal.into_response()));
     }
     Admission::Pass(principal)
+}
+
+/// The metrics in the Prometheus text format 0.0.4, for `GET` and `HEAD`
+/// (DESIGN.md §29); public like the metadata document.
+fn metrics_document(shared: &Shared, request: &HttpRequest) -> Answer {
+    match request.method.as_str() {
+        "GET" | "HEAD" => {
+            let mut response = HttpResponse::new(200)
+                .header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            response.body = render_metrics(shared).into_bytes();
+            response.head_only = request.method == "HEAD";
+            Answer::Whole(response)
+        }
+        _ => Answer::Whole(HttpResponse::new(405).header("Allow", "GET, HEAD")),
+    }
+}
+
+#[cfg(feature = "metrics")]
+fn render_metrics(shared: &Shared) -> String {
+    let metrics = crate::server::Metrics {
+        server: Arc::clone(&shared.server),
+    };
+    metrics.render_prometheus()
+}
+
+/// Without the feature no path is set: never reached.
+#[cfg(not(feature = "metrics"))]
+fn render_metrics(_shared: &Shared) -> String {
+    String::new()
 }
 
 /// RFC 9728 §3.2: the metadata document, public, as JSON, for `GET` and

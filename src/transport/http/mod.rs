@@ -104,6 +104,7 @@ impl Shared {
                 "tiny-mcp-http-worker",
                 inner.config.max_workers,
                 Some(WorkerShares::of(&inner.config)),
+                &inner.metrics.workers,
             ),
             server: inner,
             config,
