@@ -107,6 +107,7 @@ step tracing bash -c \
     'cargo clippy --all-targets --features tracing -- -D warnings && cargo test --features tracing --test tests tracing_span::'
 step opentelemetry bash -c \
     'cargo clippy --all-targets --features opentelemetry -- -D warnings && cargo test --features opentelemetry --lib trace_parent && cargo test --manifest-path tests/otel/Cargo.toml'
+scratch tests/otel/target
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
