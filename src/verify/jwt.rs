@@ -2,10 +2,11 @@
 //! serialization, the RFC 9068 profile) against the keys of a JWKS URL.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use super::cache::AnswerCache;
 use super::claims::Rules;
 use super::jwk::Alg;
 use super::jwks::{KeyPolicy, KeySet};
@@ -66,6 +67,15 @@ use crate::transport::http::{HttpRequestHead, TokenError, TokenVerifier};
 /// are refetched; if that fails they serve for
 /// [`stale_keys_for`](JwtVerifierBuilder::stale_keys_for) more.
 ///
+/// **Accepted tokens are remembered**: the principal of a token that
+/// passed every check is kept, under the token's SHA-256 (never the token),
+/// for [`cache_for`](JwtVerifierBuilder::cache_for) (60 s) and never past
+/// `exp`, in at most [`cache_entries`](JwtVerifierBuilder::cache_entries)
+/// (1,000) entries; a client that sends the same token again skips the
+/// signature check (an RSA verification costs more than the rest of a
+/// `tools/call`). Refusals are not kept. A key withdrawn from the JWKS
+/// still stands behind the tokens it signed for at most `cache_for`.
+///
 /// # Example
 ///
 /// ```no_run
@@ -90,6 +100,8 @@ pub struct JwtVerifier {
     keys: KeySet,
     require_at_jwt: bool,
     max_token_bytes: usize,
+    accepted: AnswerCache,
+    cache_for: Duration,
 }
 
 impl fmt::Debug for JwtVerifier {
@@ -113,6 +125,8 @@ pub struct JwtVerifierBuilder {
     max_token_bytes: usize,
     fetch_timeout: Duration,
     max_jwks_bytes: usize,
+    cache_entries: usize,
+    cache_for: Duration,
 }
 
 impl JwtVerifier {
@@ -135,7 +149,32 @@ impl JwtVerifier {
             max_token_bytes: 8 * 1024,
             fetch_timeout: Duration::from_secs(10),
             max_jwks_bytes: 256 * 1024,
+            cache_entries: 1000,
+            cache_for: Duration::from_secs(60),
         }
+    }
+
+    /// The principal of `token`: remembered if it was accepted lately,
+    /// else checked and, when accepted, remembered.
+    fn principal(&self, token: &str) -> Result<Principal, TokenError> {
+        if token.len() > self.max_token_bytes {
+            return Err(TokenError::invalid("the token is too long"));
+        }
+        let key = crate::sha256::digest(token.as_bytes());
+        if let Some(answer) = self.accepted.get(&key) {
+            return answer;
+        }
+        let principal = self.check(token)?;
+        let now = Instant::now();
+        let mut until = now.checked_add(self.cache_for).unwrap_or(now);
+        if let Some(expires) = principal.expires_at {
+            let left = expires
+                .duration_since(SystemTime::now())
+                .unwrap_or_default();
+            until = until.min(now.checked_add(left).unwrap_or(now));
+        }
+        self.accepted.put(key, until, Ok(principal.clone()));
+        Ok(principal)
     }
 
     fn check(&self, token: &str) -> Result<Principal, TokenError> {
@@ -202,7 +241,7 @@ impl JwtVerifier {
 
 impl TokenVerifier for JwtVerifier {
     fn verify(&self, token: &str, _: &HttpRequestHead<'_>) -> Result<Principal, TokenError> {
-        self.check(token)
+        self.principal(token)
     }
 }
 
@@ -292,6 +331,20 @@ impl JwtVerifierBuilder {
         self
     }
 
+    /// How many accepted tokens are remembered (see [`JwtVerifier`]).
+    /// Default 1,000; zero: none, every token is checked every time.
+    pub fn cache_entries(mut self, entries: usize) -> Self {
+        self.cache_entries = entries;
+        self
+    }
+
+    /// How long an accepted token is remembered, at most (never past its
+    /// `exp`). Default 60 s.
+    pub fn cache_for(mut self, time: Duration) -> Self {
+        self.cache_for = time;
+        self
+    }
+
     /// The verifier. Nothing is fetched until the first token.
     ///
     /// # Errors
@@ -315,6 +368,8 @@ impl JwtVerifierBuilder {
             keys: KeySet::new(url, fetcher, self.policy),
             require_at_jwt: self.require_at_jwt,
             max_token_bytes: self.max_token_bytes,
+            accepted: AnswerCache::new(self.cache_entries),
+            cache_for: self.cache_for,
         })
     }
 }

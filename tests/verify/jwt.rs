@@ -282,9 +282,11 @@ fn unknown_kids_do_not_flood_the_jwks() {
 fn a_jwks_outage_uses_the_stale_window_then_fails_closed() {
     let key = Signer::ec("ec", "ES256");
     let jwks = Jwks::serve(&[&key]);
+    // No accepted-token cache: each request reaches the key set.
     let every_time = |b: JwtVerifierBuilder| {
         b.keys_max_age(Duration::ZERO)
             .refresh_interval(Duration::ZERO)
+            .cache_entries(0)
     };
     let stale = serve(every_time(jwks.verifier()));
     let strict = serve(every_time(jwks.verifier()).stale_keys_for(Duration::ZERO));
@@ -307,6 +309,39 @@ fn a_jwks_outage_uses_the_stale_window_then_fails_closed() {
     );
     let token = key.token(&claims(&never.resource));
     assert_eq!(never.refusal(&token), (503, unavailable));
+}
+
+/// Accepted tokens are remembered under their SHA-256 for `cache_for`
+/// (DESIGN.md §28): once their key leaves the JWKS, the same token still
+/// passes a caching verifier, while one without the cache refuses it at
+/// once; a new token signed with the withdrawn key is refused by both.
+#[test]
+fn accepted_tokens_are_remembered() {
+    let old = Signer::ec("old", "ES256");
+    let new = Signer::ec("new", "ES256");
+    let jwks = Jwks::serve(&[&old]);
+    let every_time = |b: JwtVerifierBuilder| {
+        b.keys_max_age(Duration::ZERO)
+            .refresh_interval(Duration::ZERO)
+    };
+    let caching = serve(every_time(jwks.verifier()));
+    let uncached = serve(every_time(jwks.verifier()).cache_entries(0));
+    let token = old.token(&claims(&caching.resource));
+    let token2 = old.token(&claims(&uncached.resource));
+    assert_eq!(caching.refusal(&token).0, 200);
+    assert_eq!(uncached.refusal(&token2).0, 200);
+    *jwks.body.lock().unwrap() = super::keys::jwks(&[&new]);
+    assert_eq!(
+        caching.refusal(&token).0,
+        200,
+        "the accepted token is remembered"
+    );
+    let refused = (401, "unknown signing key".to_string());
+    assert_eq!(uncached.refusal(&token2), refused);
+    // ES256 signatures are randomized: a new token, not in the cache.
+    let fresh = old.token(&claims(&caching.resource));
+    assert_ne!(fresh, token);
+    assert_eq!(caching.refusal(&fresh), refused);
 }
 
 /// The builder refuses what cannot work.
