@@ -41,6 +41,12 @@
 //!   `json-2026` sends a header of the same length under another name,
 //!   so the two differ only by authorization: its cost per request is the
 //!   difference of their `srv CPU/req`.
+//! - `jwt-2026` (feature `jwt`; only with `--only`): the `auth-2026`
+//!   flow with a real RS256 JWT checked by `JwtVerifier` against a JWKS
+//!   served in this process (fetched once, then cached): its ratio to
+//!   `json-2026` is what verifying a signed token costs (issue 29: at
+//!   least 0.9). `cargo bench --bench http --features jwt -- --only
+//!   json-2026,unmetered-2026,jwt-2026`.
 //! - `unmetered-2026`: the `json-2026` flow on a server that counts no
 //!   metrics (`ServerBuilder::collect_metrics(false)`); every other
 //!   tiny-mcp server here counts them (the default), so the ratio of
@@ -295,7 +301,8 @@ impl Options {
                         .map(|t| {
                             Target::parse(t.trim()).ok_or_else(|| {
                                 format!(
-                                    "--only takes ceiling, sse-2025, json-2026, json-2025 or auth-2026, not {:?}",
+                                    "--only takes ceiling, sse-2025, json-2026, json-2025, auth-2026, \
+                                     unmetered-2026 or jwt-2026, not {:?}",
                                     t
                                 )
                             })
@@ -380,6 +387,8 @@ enum Target {
     /// (`ServerBuilder::collect_metrics(false)`); `json-2026` counts them
     /// (the default), so their ratio is what the metrics cost.
     Unmetered2026,
+    /// `auth-2026` with a signed JWT and `JwtVerifier` (feature `jwt`).
+    Jwt2026,
     /// `json-2026` against a server already running (`--at`), such as
     /// nginx in front of several instances: its `index` in `--at` order;
     /// `v2025`: the `json-2025` flow instead (`--at-json-2025`).
@@ -408,6 +417,7 @@ impl Target {
             Target::Json2025 => "json-2025",
             Target::Auth2026 => "auth-2026",
             Target::Unmetered2026 => "unmetered-2026",
+            Target::Jwt2026 => "jwt-2026",
             Target::External { name, .. } => name,
         }
     }
@@ -420,6 +430,7 @@ impl Target {
             "json-2025" => Some(Target::Json2025),
             "auth-2026" => Some(Target::Auth2026),
             "unmetered-2026" => Some(Target::Unmetered2026),
+            "jwt-2026" => Some(Target::Jwt2026),
             _ => None,
         }
     }
@@ -473,6 +484,70 @@ fn serve_protected() -> Res<HttpServer> {
     let protected = ProtectedResource::new("http://127.0.0.1/mcp", verify)
         .authorization_server("http://127.0.0.1:9");
     serve_sdk_on(sdk_server().http().protect(protected))
+}
+
+// The verifier tests' key maker and JWKS stub, for `jwt-2026`.
+#[cfg(feature = "jwt")]
+#[allow(dead_code)]
+#[path = "../tests/verify/keys.rs"]
+mod jwt_keys;
+#[cfg(feature = "jwt")]
+#[allow(dead_code)]
+#[path = "../tests/verify/stub.rs"]
+mod jwt_stub;
+
+/// `jwt-2026`: an RS256 key (made by `openssl`, as the verifier tests
+/// make theirs), its JWKS served by the tests' stub, a token for `alice`
+/// with `mcp:tools`, and the server protected by `JwtVerifier`.
+#[cfg(feature = "jwt")]
+mod jwt_target {
+    use super::{serve_sdk_on, Res};
+    use parking_lot::Mutex;
+    use tiny_mcp::{HttpServer, JwtVerifier, ProtectedResource, Server};
+
+    use super::{jwt_keys as keys, jwt_stub as stub};
+
+    const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+    /// `Bearer <token>` of the last server started.
+    static BEARER: Mutex<String> = parking_lot::const_mutex(String::new());
+
+    pub(super) fn serve(server: Server) -> Res<HttpServer> {
+        let signer = keys::Signer::rsa("bench-key", "RS256");
+        let jwks = keys::jwks(&[&signer]);
+        let jwks_server = stub::Stub::serve(move |_| stub::Reply::Json(200, jwks.clone()));
+        let mut claims = keys::claims(RESOURCE);
+        claims["exp"] = (keys::now() + 3600).into();
+        *BEARER.lock() = format!("Bearer {}", signer.token(&claims));
+        let verifier = JwtVerifier::builder(keys::ISSUER)
+            .jwks_url(jwks_server.url("/jwks"))
+            .build()
+            .map_err(|e| e.to_string())?;
+        // The stub's thread serves until the process ends (a benchmark).
+        std::mem::forget(jwks_server);
+        let protected =
+            ProtectedResource::new(RESOURCE, verifier).authorization_server(keys::ISSUER);
+        serve_sdk_on(server.http().protect(protected))
+    }
+
+    pub(super) fn bearer() -> String {
+        BEARER.lock().clone()
+    }
+}
+
+/// Without the `jwt` feature, `jwt-2026` says how to get it.
+#[cfg(not(feature = "jwt"))]
+mod jwt_target {
+    use super::Res;
+    use tiny_mcp::{HttpServer, Server};
+
+    pub(super) fn serve(_: Server) -> Res<HttpServer> {
+        Err("jwt-2026 needs the jwt feature: cargo bench --bench http --features jwt".into())
+    }
+
+    pub(super) fn bearer() -> String {
+        String::new()
+    }
 }
 
 fn serve_sdk_on(http: tiny_mcp::HttpServerBuilder) -> Res<HttpServer> {
@@ -589,6 +664,7 @@ impl Running {
             Target::Ceiling => Ceiling::start(settings.ceiling_threads).map(Running::Ceiling),
             Target::Sse2025 | Target::Json2026 | Target::Json2025 => serve_sdk().map(Running::Sdk),
             Target::Auth2026 => serve_protected().map(Running::Sdk),
+            Target::Jwt2026 => jwt_target::serve(sdk_server()).map(Running::Sdk),
             Target::Unmetered2026 => {
                 serve_sdk_on(sdk_server_metered(false).http()).map(Running::Sdk)
             }
@@ -862,24 +938,25 @@ impl Template {
             Target::Json2026
             | Target::Auth2026
             | Target::Unmetered2026
-            | Target::External { .. } => Template::new(
-                host,
-                &[
-                    ("MCP-Protocol-Version", V2026),
-                    ("Mcp-Method", "tools/call"),
-                    ("Mcp-Name", "echo"),
-                    (
-                        if target == Target::Auth2026 {
-                            "Authorization"
-                        } else {
-                            "X-No-Authorization"
-                        },
-                        BENCH_TOKEN,
-                    ),
-                ],
-                before,
-                r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
-            ),
+            | Target::Jwt2026
+            | Target::External { .. } => {
+                let (name, value) = match target {
+                    Target::Auth2026 => ("Authorization", BENCH_TOKEN.to_string()),
+                    Target::Jwt2026 => ("Authorization", jwt_target::bearer()),
+                    _ => ("X-No-Authorization", BENCH_TOKEN.to_string()),
+                };
+                Template::new(
+                    host,
+                    &[
+                        ("MCP-Protocol-Version", V2026),
+                        ("Mcp-Method", "tools/call"),
+                        ("Mcp-Name", "echo"),
+                        (name, &value),
+                    ],
+                    before,
+                    r#","method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, bench"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+                )
+            }
         }
     }
 
@@ -1050,6 +1127,7 @@ fn check_answer(target: Target, head: &Head, body: &[u8], id: u64, full: bool) -
         | Target::Json2026
         | Target::Json2025
         | Target::Auth2026
+        | Target::Jwt2026
         | Target::External { .. }
             if head.event_stream =>
         {

@@ -78,10 +78,12 @@ step test-sealed-state bash -c \
 # tests with it (they include the TLS ones).
 step tls bash -c \
     'cargo clippy --all-targets --features tls -- -D warnings && cargo test --features tls --test tests client::'
-# The OAuth client's signed assertions (feature `jwt`, ring): clippy and
-# the OAuth unit tests with it.
+# The OAuth client's signed assertions and the JWT verifier (feature
+# `jwt`, ring): clippy, the OAuth unit tests, and the verifier tests with
+# real signed tokens (tests/verify/; the `everything` example built with
+# the feature, for its --jwks-url).
 step jwt bash -c \
-    'cargo clippy --all-targets --features jwt -- -D warnings && cargo test --features jwt --lib client::oauth'
+    'cargo clippy --all-targets --features jwt -- -D warnings && cargo test --features jwt --lib client::oauth && cargo build --features jwt --example everything && cargo test --features jwt --test tests verify::'
 # The endpoint mounted in a program's own tiny_http server (feature
 # `tiny_http`): clippy, its example built as a program (the tests run it),
 # and the authoring tests, which include the tiny_http ones.
@@ -105,6 +107,7 @@ step tracing bash -c \
     'cargo clippy --all-targets --features tracing -- -D warnings && cargo test --features tracing --test tests tracing_span::'
 step opentelemetry bash -c \
     'cargo clippy --all-targets --features opentelemetry -- -D warnings && cargo test --features opentelemetry --lib trace_parent && cargo test --manifest-path tests/otel/Cargo.toml'
+scratch tests/otel/target
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
@@ -120,6 +123,10 @@ if [ "$QUICK" = 0 ]; then
     # Python SDK client (about 7 s once npm and the virtualenv are in place).
     step interop-serve bash scripts/interop/interop-serve.sh
     step interop-oauth bash scripts/interop/interop-oauth.sh
+    # The Python SDK client through a full login against an OIDC-shaped issuer
+    # that signs RS256 JWT access tokens, the server verifying them with
+    # `JwtVerifier` (`everything --features jwt --jwks-url`), both eras.
+    step interop-jwt bash scripts/interop/interop-oauth.sh --jwt
     scratch "${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
     step interop-bridge bash scripts/interop/interop-bridge.sh
     step interop-client bash scripts/interop/interop-client.sh

@@ -362,6 +362,7 @@ mod sha256;
 #[cfg_attr(test, allow(unsafe_code))]
 mod test_alloc;
 mod transport;
+mod verify;
 
 // One public path per type: everything is re-exported here, and the
 // modules that define it are private.
@@ -416,6 +417,9 @@ pub use client::oauth;
 pub use client::{
     CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
+pub use verify::{IntrospectionVerifier, IntrospectionVerifierBuilder};
+#[cfg(feature = "jwt")]
+pub use verify::{JwtVerifier, JwtVerifierBuilder};
 
 // Errors.
 pub use error::{Error, ErrorKind};

@@ -31,3 +31,4 @@ mod tasks;
 #[cfg(feature = "tracing")]
 mod tracing_span;
 mod upstream;
+mod verify;

@@ -70,6 +70,11 @@ sed -i -e '/^ring = /d' -e '/^jwt = /d' "$WORK/Cargo.toml" \
 # Nor does it package schemars: the `schemars` feature goes the same way.
 sed -i -e '/^schemars = /d' "$WORK/Cargo.toml" \
     || die "cannot drop the schemars feature from the copy"
+# Nor tracing 0.1.41 (Debian 12 has 0.1.37), tracing-opentelemetry or
+# opentelemetry: the `tracing` and `opentelemetry` features (each line
+# `tracing = ...` / `opentelemetry = ...` is a dependency or a feature) go.
+sed -i -e '/^tracing = /d' -e '/^tracing-opentelemetry = /d' -e '/^opentelemetry = /d' "$WORK/Cargo.toml" \
+    || die "cannot drop the tracing and opentelemetry features from the copy"
 export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"

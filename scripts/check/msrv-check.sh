@@ -133,18 +133,12 @@ log "lib builds ($(elapsed))"
 old_cargo test --no-run || die "cargo test --no-run (tests/examples) with rustc $MSRV"
 log "tests and examples build"
 old_cargo build -p tiny-mcp-cli --features tls || die "cargo build -p tiny-mcp-cli (the mcp command) with rustc $MSRV"
-old_cargo test --no-run --features sealed-state \
-    || die "cargo test --no-run --features sealed-state with rustc $MSRV"
-log "the sealed-state feature builds"
-old_cargo test --no-run --features tls \
-    || die "cargo test --no-run --features tls with rustc $MSRV"
-log "the tls feature builds"
-old_cargo test --no-run --features jwt \
-    || die "cargo test --no-run --features jwt with rustc $MSRV"
-old_cargo test --no-run --features tiny_http \
-    || die "cargo test --no-run --features tiny_http with rustc $MSRV"
-log "the tiny_http feature builds"
-old_cargo test --no-run --features schemars \
-    || die "cargo test --no-run --features schemars with rustc $MSRV"
-log "the schemars feature builds"
+# Every optional feature whose floor is 1.63, in one build: features add code,
+# so their union compiles all of it (each feature alone is compiled by its
+# clippy step on the current toolchain); one build instead of one per feature
+# saves about five minutes of CI.
+MSRV_FEATURES="sealed-state tls jwt tiny_http schemars tracing"
+old_cargo test --no-run --features "$MSRV_FEATURES" \
+    || die "cargo test --no-run --features \"$MSRV_FEATURES\" with rustc $MSRV"
+log "the features $MSRV_FEATURES build ($(elapsed))"
 ok

@@ -6,10 +6,15 @@
 # and this crate's own client (tests/fixtures/oauth_client) logs in to `everything` and to
 # the Python SDK's `simple-auth` example (its login form), as does `mcp login`.
 #
-# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--rust] [--v2025 | --v2026]
+# Usage: scripts/interop/interop-oauth.sh [--python] [--ts] [--rust] [--jwt] [--v2025 | --v2026]
 #   --python    the Python client (both modes, or the one named)
 #   --ts        the TypeScript client (tests/interop/ts/oauth.mjs; 2025-11-25 only)
 #   --rust      this crate's client (both eras, or the one named) and `mcp login`
+#   --jwt       the Python client against `everything` built with the `jwt` feature and
+#               started with --jwks-url AS/jwks: the authorization server (`serve-as --jwt`)
+#               issues RS256 JWT access tokens, as a hosted identity provider does, and the
+#               server checks them with `JwtVerifier` (both eras, or the one named; labels
+#               oauth/jwt/MODE). Only with the flag: it needs its own build of the server.
 #   --v2025     only the 2025-11-25 mode (initialize handshake, session)
 #   --v2026     only the 2026-07-28 mode (server/discover); --default is an alias
 # Client flags add up. Without a client or mode flag every client runs (a mode flag alone:
@@ -62,6 +67,7 @@ modes=()
 want_python=0
 want_ts=0
 want_rust=0
+want_jwt=0
 for arg in "$@"; do
   case "$arg" in
     --v2025) modes+=(v2025) ;;
@@ -69,12 +75,13 @@ for arg in "$@"; do
     --python) want_python=1 ;;
     --ts) want_ts=1 ;;
     --rust) want_rust=1 ;;
+    --jwt) want_jwt=1 ;;
     -h | --help) sed -n '2,49p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [--python] [--ts] [--rust] [--v2025 | --v2026]" >&2; exit 2 ;;
   esac
 done
 [[ ${#modes[@]} -gt 0 ]] || modes=(v2026 v2025)
-if [[ "$want_python" == 0 && "$want_ts" == 0 && "$want_rust" == 0 ]]; then
+if [[ "$want_python" == 0 && "$want_ts" == 0 && "$want_rust" == 0 && "$want_jwt" == 0 ]]; then
   want_python=1
   want_rust=1
   # A mode flag alone names eras: the clients that have both, not the TypeScript one.
@@ -112,6 +119,23 @@ trap 'exit 143' TERM
 # Starts the MCP server on a free port, protected by the authorization server (start_as
 # of lib/python-interop.sh); sets SERVER_PID and URL.
 start_server() { start_everything --introspect "$AS_URL/introspect" --auth-issuer "$AS_URL"; }
+
+# The server that checks JWTs itself (no introspection): `everything` built with the
+# `jwt` feature, kept as everything-jwt so that the default build stays as it was.
+jwt_example_bin() {
+  if [[ -n "${EVERYTHING_JWT_BIN:-}" ]]; then
+    JWT_BIN=$EVERYTHING_JWT_BIN
+  else
+    (cd "$ROOT" && cargo build --example everything --features jwt >&2)
+    local dir=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
+    cp "$dir/everything" "$dir/everything-jwt"
+    JWT_BIN=$dir/everything-jwt
+  fi
+}
+start_jwt_server() {
+  BIN=$JWT_BIN start_everything --jwks-url "$AS_URL/jwks" --auth-issuer "$AS_URL"
+}
+[[ "$want_jwt" == 0 ]] || jwt_example_bin
 
 total_passed=0
 total_failed=0
@@ -173,7 +197,9 @@ run_ts() {
 run_python "authorization server self-test" selftest
 
 as_up=0
-if ! start_as; then
+as_flags=()
+[[ "$want_jwt" == 0 ]] || as_flags+=(--jwt)
+if ! start_as "${as_flags[@]}"; then
   echo "FAIL authorization server start"
   total_failed=$((total_failed + 1))
 else
@@ -185,6 +211,21 @@ if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
     flags=()
     [[ "$mode" == v2025 ]] && flags+=(--v2025)
     if ! start_server; then
+      echo "FAIL $label: server start"
+      total_failed=$((total_failed + 1))
+      stop_server
+      continue
+    fi
+    run_python "$label" check "$URL" --as "$AS_URL" "${flags[@]}"
+    stop_server
+  done
+fi
+if [[ "$as_up" == 1 && "$want_jwt" == 1 ]]; then
+  for mode in "${modes[@]}"; do
+    label="oauth/jwt/$mode"
+    flags=(--jwt)
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
+    if ! start_jwt_server; then
       echo "FAIL $label: server start"
       total_failed=$((total_failed + 1))
       stop_server

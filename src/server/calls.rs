@@ -26,7 +26,7 @@ pub(crate) fn call_tool(ctx: &RequestContext, params: Option<Value>) -> Result<R
     let entry = ctx.session.server.registry.read().tool(&params.name);
     let entry = entry
         .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {}", params.name)))?;
-    // Only a tool the registry found becomes a label (DESIGN.md §28).
+    // Only a tool the registry found becomes a label (DESIGN.md §29).
     let label = ctx.session.server.metrics.tool(&params.name);
     ctx.tool_label.set(label);
     let arguments = params.arguments.unwrap_or_default();

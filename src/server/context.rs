@@ -61,7 +61,7 @@ pub struct RequestContext {
     pub(crate) quick: bool,
     /// Whether the request may become a task, or is one.
     pub(crate) task: Mutex<TaskSlot>,
-    /// The metrics label of the tool a `tools/call` found (DESIGN.md §28).
+    /// The metrics label of the tool a `tools/call` found (DESIGN.md §29).
     pub(crate) tool_label: ToolSlot,
     /// The method's name when its row has none: a method the crate does
     /// not know, forwarded to an [`Upstream`](crate::Upstream).

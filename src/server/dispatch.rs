@@ -335,7 +335,7 @@ fn begin(
 
 /// The metrics label of `request`'s method: the table's own name of a
 /// method it has (in either era), else `_OTHER`, so that a client's
-/// made-up names never become labels (DESIGN.md §28); not looked up when
+/// made-up names never become labels (DESIGN.md §29); not looked up when
 /// the metrics are off.
 fn metric_label(session: &Session, request: &Request) -> &'static str {
     if !session.server.metrics.is_on() {

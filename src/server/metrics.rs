@@ -1,4 +1,4 @@
-//! Metrics (feature `metrics`, DESIGN.md §28): what every request, session
+//! Metrics (feature `metrics`, DESIGN.md §29): what every request, session
 //! and HTTP refusal adds to the server's counters, with bounded labels.
 //!
 //! The names follow OpenTelemetry's semantic conventions for MCP where they

@@ -178,7 +178,7 @@ impl Server {
     /// The server's metrics (feature `metrics`): request counts and
     /// durations per method and tool, errors, sessions, connections,
     /// streams, tasks and workers, over every transport serving it
-    /// (DESIGN.md §28).
+    /// (DESIGN.md §29).
     #[cfg(feature = "metrics")]
     pub fn metrics(&self) -> Metrics {
         Metrics {

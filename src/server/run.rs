@@ -61,7 +61,7 @@ impl Arrival {
 #[derive(Clone, Copy)]
 pub(crate) struct Started {
     at: Option<Instant>,
-    /// The method's metrics label (DESIGN.md §28).
+    /// The method's metrics label (DESIGN.md §29).
     method: &'static str,
 }
 

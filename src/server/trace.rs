@@ -1,4 +1,4 @@
-//! One `tracing` span per request (feature `tracing`, DESIGN.md §28),
+//! One `tracing` span per request (feature `tracing`, DESIGN.md §29),
 //! with the attributes of OpenTelemetry's MCP semantic conventions.
 //!
 //! The span opens when the request arrives (on the reading thread), is

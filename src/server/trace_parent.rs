@@ -1,5 +1,5 @@
 //! The client's W3C trace context as the parent of a request's span
-//! (feature `opentelemetry`, DESIGN.md §28): `traceparent` and
+//! (feature `opentelemetry`, DESIGN.md §29): `traceparent` and
 //! `tracestate` read into an OpenTelemetry remote span context, set with
 //! `tracing-opentelemetry`'s `OpenTelemetrySpanExt::set_parent`.
 

@@ -669,10 +669,11 @@ fn example_with_introspection() {
                 .unwrap()
                 .as_secs()
                 + 600;
-            let answer = match form.as_str() {
-                "token=good%2Btoken" => json!({"active": true, "sub": "carol", "client_id": "c",
+            let token = form.split('&').find_map(|p| p.strip_prefix("token="));
+            let answer = match token.unwrap_or("") {
+                "good%2Btoken" => json!({"active": true, "sub": "carol", "client_id": "c",
                     "scope": "mcp:tools", "aud": aud, "exp": exp}),
-                "token=foreign" => json!({"active": true, "sub": "carol", "scope": "mcp:tools",
+                "foreign" => json!({"active": true, "sub": "carol", "scope": "mcp:tools",
                     "aud": "https://elsewhere.example/mcp", "exp": exp}),
                 _ => json!({"active": false}),
             };

@@ -1,4 +1,4 @@
-//! The trace context of a request on HTTP (DESIGN.md §28): from `_meta`
+//! The trace context of a request on HTTP (DESIGN.md §29): from `_meta`
 //! (SEP-414), else from the W3C `traceparent`, `tracestate` and `baggage`
 //! headers (W3C Trace Context §3).
 

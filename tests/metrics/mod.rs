@@ -1,4 +1,4 @@
-//! Metrics (feature `metrics`, DESIGN.md §28): what a known workload adds
+//! Metrics (feature `metrics`, DESIGN.md §29): what a known workload adds
 //! to the counters, read from code and from the HTTP metrics path in the
 //! Prometheus text exposition format 0.0.4; label sets stay bounded.
 
@@ -125,7 +125,7 @@ fn rendering_is_the_prometheus_text_format() {
     );
 }
 
-// DESIGN.md §28, label bounds: past max_metric_tools, further tools share
+// DESIGN.md §29, label bounds: past max_metric_tools, further tools share
 // the `_OTHER` label.
 #[test]
 fn tool_labels_are_bounded() {
@@ -146,7 +146,7 @@ fn tool_labels_are_bounded() {
     );
 }
 
-// DESIGN.md §28: the metrics path answers GET with the text format, is
+// DESIGN.md §29: the metrics path answers GET with the text format, is
 // subject to the Host check (SEC-1, basic/transports "Security Warning")
 // but not to authorization, and HTTP answers with an error status are
 // counted by status; the HTTP session is a lasting session on `tcp`.
@@ -207,7 +207,7 @@ fn the_metrics_path_serves_the_counts_over_http() {
     http.shutdown();
 }
 
-// DESIGN.md §28: on a protected endpoint (basic/authorization, RFC 6750
+// DESIGN.md §29: on a protected endpoint (basic/authorization, RFC 6750
 // §3) the metrics path needs no bearer token, while the endpoint refuses a
 // request without one with 401, which the metrics count.
 #[test]

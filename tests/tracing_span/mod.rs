@@ -1,4 +1,4 @@
-//! The `tracing` integration (feature `tracing`, DESIGN.md §28): one span
+//! The `tracing` integration (feature `tracing`, DESIGN.md §29): one span
 //! per request with the attributes of OpenTelemetry's MCP semantic
 //! conventions, the handler's own events inside it, `error.type` recorded
 //! when the request ends. A small `tracing::Subscriber` of our own records

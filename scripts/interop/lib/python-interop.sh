@@ -108,12 +108,13 @@ start_everything() {
 }
 
 # Starts the test authorization server (tests/interop/python/oauth.py
-# serve-as) on a free loopback port; sets AS_PID and AS_URL.
+# serve-as) on a free loopback port, with extra serve-as flags $@ (--jwt);
+# sets AS_PID and AS_URL.
 start_as() {
   local port
   port=$(free_port)
   AS_URL="http://127.0.0.1:$port"
-  "$VENV/bin/python" "$PY_DIR/oauth.py" serve-as --port "$port" &
+  "$VENV/bin/python" "$PY_DIR/oauth.py" serve-as --port "$port" "$@" &
   AS_PID=$!
   wait_http "$AS_PID" "$AS_URL/.well-known/oauth-authorization-server" 200 "authorization server"
 }

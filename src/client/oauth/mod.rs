@@ -40,7 +40,7 @@ use crate::error::Error;
 mod agent;
 mod discovery;
 mod enterprise;
-mod fetch;
+pub(crate) mod fetch;
 mod flow;
 #[cfg(feature = "jwt")]
 mod key;
@@ -48,7 +48,7 @@ mod provider;
 mod register;
 mod store;
 mod token;
-mod url;
+pub(crate) mod url;
 
 pub use agent::{Headless, LoopbackBrowser, UserAgent};
 pub use enterprise::IdentityProvider;

@@ -116,7 +116,7 @@ pub(crate) fn admit(shared: &Shared, request: &HttpRequest) -> Admission {
 }
 
 /// The metrics in the Prometheus text format 0.0.4, for `GET` and `HEAD`
-/// (DESIGN.md §28); public like the metadata document.
+/// (DESIGN.md §29); public like the metadata document.
 fn metrics_document(shared: &Shared, request: &HttpRequest) -> Answer {
     match request.method.as_str() {
         "GET" | "HEAD" => {

@@ -3,9 +3,9 @@
 against our server and calls tools over Streamable HTTP, in both protocol eras.
 
 Usage:
-    oauth.py serve-as --port PORT [--issuer URL]
+    oauth.py serve-as --port PORT [--issuer URL] [--jwt]
     oauth.py selftest [--timeout SECONDS]
-    oauth.py check URL --as AS_URL [--v2025] [--timeout SECONDS]
+    oauth.py check URL --as AS_URL [--v2025] [--jwt] [--timeout SECONDS]
 
 ``serve-as`` runs the test authorization server on 127.0.0.1:PORT until it is
 terminated. It is made of the SDK's own authorization-server routes
@@ -22,6 +22,12 @@ login page) for the subject "alice". Two routes are added:
   issued without any flow, for the negative checks. ``exp`` is in unix seconds.
   ``report_active: true`` makes introspection call the token active even after
   its ``exp`` (to see that the resource server checks ``exp`` itself).
+
+With ``--jwt`` the access tokens are RFC 9068 JWTs signed with RS256 (jwt_issuer.py), the
+key set is served at ``/jwks`` and OpenID Provider metadata at
+``/.well-known/openid-configuration``: the server is then an OIDC-shaped issuer whose
+tokens a resource server checks without calling back. ``POST /test/forge`` (test only),
+JSON ``{"how": "other-key" | "none", "aud"}``, returns a forged token.
 
 ``selftest`` starts the authorization server in this process on a free port and
 exercises it with plain HTTP: registration, authorization with PKCE, token,
@@ -42,6 +48,11 @@ started with ``--introspect AS_URL/introspect --auth-issuer AS_URL``):
 - raw HTTP requests: minted tokens that are valid, for another resource,
   unknown, expired, lacking ``mcp:tools``, lacking ``mcp:admin`` for
   ``admin_echo``, and having it.
+
+``--jwt`` (the server started with ``--jwks-url AS_URL/jwks --auth-issuer AS_URL`` against
+``serve-as --jwt``) adds: minted tokens are RS256 JWTs under a ``kid`` of ``/jwks``; a JWT
+signed with another key under that ``kid`` and one with ``alg: none`` get 401
+``invalid_token``.
 
 ``--v2025`` makes the SDK client use its 2025-11-25 mode, ``mode="legacy"``
 (initialize), and the raw requests open an ``Mcp-Session-Id`` session with
@@ -92,6 +103,7 @@ from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOption
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.shared.exceptions import MCPDeprecationWarning
 from checks import REPORT, check, describe, expect, run_bounded, short
+from jwt_issuer import JwtIssuer, header_of
 from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -171,8 +183,11 @@ class TestAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
     clients, codes and tokens and approves every authorization request at once.
     """
 
-    def __init__(self, issuer: str) -> None:
+    def __init__(self, issuer: str, signer: JwtIssuer | None = None) -> None:
         self.issuer = issuer
+        # With a signer (serve-as --jwt), access tokens are JWTs a resource server can
+        # check against /jwks without calling back; introspection still knows them.
+        self.signer = signer
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access_tokens: dict[str, IssuedToken] = {}
@@ -281,14 +296,20 @@ class TestAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
         report_active: bool = False,
     ) -> IssuedToken:
         now = int(time.time())
+        exp = now + TOKEN_LIFETIME if exp is None else exp
+        if self.signer is None:
+            token = secrets.token_urlsafe(32)
+        else:
+            claims = self.signer.claims(sub=sub, client_id=client_id, scopes=list(scopes), aud=aud, iat=now, exp=exp)
+            token = self.signer.sign(claims)
         issued = IssuedToken(
-            token=secrets.token_urlsafe(32),
+            token=token,
             client_id=client_id,
             scopes=list(scopes),
             aud=aud,
             sub=sub,
             iat=now,
-            exp=now + TOKEN_LIFETIME if exp is None else exp,
+            exp=exp,
             report_active=report_active,
         )
         self.access_tokens[issued.token] = issued
@@ -313,9 +334,12 @@ class TestAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
         return answer
 
 
-def build_as_app(issuer: str) -> tuple[Starlette, TestAuthProvider]:
-    """The authorization server: the SDK's routes plus /introspect and /test/mint."""
-    provider = TestAuthProvider(issuer)
+def build_as_app(issuer: str, use_jwt: bool = False) -> tuple[Starlette, TestAuthProvider]:
+    """The authorization server: the SDK's routes plus /introspect and /test/mint, and
+    with `use_jwt` the JWT issuer's /jwks, /.well-known/openid-configuration and
+    /test/forge."""
+    signer = JwtIssuer(issuer) if use_jwt else None
+    provider = TestAuthProvider(issuer, signer)
     routes = create_auth_routes(
         provider,
         issuer_url=_EXACT_URL.validate_python(issuer),
@@ -353,12 +377,47 @@ def build_as_app(issuer: str) -> tuple[Starlette, TestAuthProvider]:
 
     routes.append(Route("/introspect", introspect, methods=["POST"]))
     routes.append(Route("/test/mint", mint, methods=["POST"]))
+    if signer is not None:
+        routes.extend(jwt_routes(signer))
     return Starlette(routes=routes), provider
+
+
+def jwt_routes(signer: JwtIssuer) -> list[Route]:
+    """/jwks, the OpenID Provider metadata, and POST /test/forge (test only): JSON
+    {"how": "other-key" | "none", "aud"} -> {"access_token"}, a forgery of a valid
+    mcp:tools token for "alice"."""
+
+    async def jwks(_: Request) -> Response:
+        return JSONResponse(signer.jwks())
+
+    async def openid_configuration(_: Request) -> Response:
+        return JSONResponse(signer.openid_configuration())
+
+    async def forge(request: Request) -> Response:
+        spec = await request.json()
+        now = int(time.time())
+        claims = signer.claims(
+            sub=SUBJECT, client_id="forged-by-test", scopes=[TOOLS_SCOPE], aud=spec.get("aud"), iat=now, exp=now + 600
+        )
+        how = spec.get("how")
+        if how == "other-key":
+            token = signer.forged_with_other_key(claims)
+        elif how == "none":
+            token = signer.unsigned(claims)
+        else:
+            return JSONResponse({"error": "invalid_request", "error_description": f"how={how!r}"}, status_code=400)
+        return JSONResponse({"access_token": token})
+
+    return [
+        Route("/jwks", jwks, methods=["GET"]),
+        Route("/.well-known/openid-configuration", openid_configuration, methods=["GET"]),
+        Route("/test/forge", forge, methods=["POST"]),
+    ]
 
 
 def serve_as(args: argparse.Namespace) -> int:
     issuer = args.issuer or f"http://127.0.0.1:{args.port}"
-    app, _ = build_as_app(issuer)
+    app, _ = build_as_app(issuer, args.jwt)
     config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
     # uvicorn stops cleanly on SIGTERM/SIGINT.
     uvicorn.Server(config).run()
@@ -617,6 +676,26 @@ class Run:
         response = await self.http.post(f"{self.as_url}/test/mint", json={"scope": scope, "aud": aud, **extra})
         expect(response.status_code == 200, f"/test/mint: {describe_response(response)}")
         return response.json()["access_token"]
+
+    async def forge(self, how: str) -> str:
+        response = await self.http.post(f"{self.as_url}/test/forge", json={"how": how, "aud": self.url})
+        expect(response.status_code == 200, f"/test/forge: {describe_response(response)}")
+        return response.json()["access_token"]
+
+    # -- JWT access tokens (check --jwt: the server verifies them against /jwks) --
+
+    async def jwt_shape(self) -> None:
+        header = header_of(await self.mint(TOOLS_SCOPE, self.url))
+        response = await self.http.get(f"{self.as_url}/jwks")
+        expect(response.status_code == 200, f"/jwks: {describe_response(response)}")
+        kids = [key.get("kid") for key in response.json().get("keys", [])]
+        expect(header.get("alg") == "RS256" and header.get("kid") in kids, f"header {header}, kids {kids}")
+
+    async def jwt_other_key(self) -> None:
+        await self.expect_invalid_token(await self.forge("other-key"))
+
+    async def jwt_alg_none(self) -> None:
+        await self.expect_invalid_token(await self.forge("none"))
 
     async def introspect(self, token: str) -> dict[str, Any]:
         response = await self.http.post(f"{self.as_url}/introspect", data={"token": token})
@@ -902,6 +981,10 @@ async def run_checks(args: argparse.Namespace) -> None:
             f"{label}: raw admin_echo with mcp:tools only -> 403 insufficient_scope", run.raw_admin_without_scope
         )
         await check(f"{label}: raw admin_echo with mcp:admin succeeds", run.raw_admin_with_scope)
+        if args.jwt:
+            await check(f"{label}: minted tokens are RS256 JWTs under a kid of /jwks", run.jwt_shape)
+            await check(f"{label}: JWT signed with another key under the kid -> 401 invalid_token", run.jwt_other_key)
+            await check(f"{label}: JWT with alg none -> 401 invalid_token", run.jwt_alg_none)
 
 
 # ---------------------------------------------------------------------------
@@ -1052,6 +1135,27 @@ async def selftest_checks(base: str) -> None:
             passed = await check(f"as-selftest: {name}", body)
             if not passed and name in ("dynamic client registration", "authorization code with PKCE"):
                 return  # the later steps need these
+    await check("as-selftest: JWT issuer tokens verify with PyJWT against its key set", jwt_issuer_selftest)
+
+
+async def jwt_issuer_selftest() -> None:
+    """The issuer of --jwt on its own: a token checks out against /jwks with PyJWT, and
+    the forgeries do not (so the server's refusals are its own, not the fixture's)."""
+    import jwt as pyjwt
+
+    issuer = JwtIssuer("http://127.0.0.1:9")
+    now = int(time.time())
+    claims = issuer.claims(sub=SUBJECT, client_id="c", scopes=[TOOLS_SCOPE], aud="http://r/mcp", iat=now, exp=now + 60)
+    key = pyjwt.PyJWK(issuer.jwks()["keys"][0]).key
+    decoded = pyjwt.decode(issuer.sign(claims), key, algorithms=["RS256"], audience="http://r/mcp", issuer=issuer.issuer)
+    expect(decoded["sub"] == SUBJECT and decoded["scope"] == TOOLS_SCOPE, f"decoded {decoded}")
+    for forged in (issuer.forged_with_other_key(claims), issuer.unsigned(claims)):
+        try:
+            pyjwt.decode(forged, key, algorithms=["RS256"], audience="http://r/mcp")
+        except pyjwt.InvalidTokenError:
+            continue
+        raise AssertionError(f"PyJWT accepted a forgery with header {header_of(forged)}")
+    expect(issuer.openid_configuration()["jwks_uri"] == "http://127.0.0.1:9/jwks", "jwks_uri")
 
 
 async def run_selftest(args: argparse.Namespace) -> None:
@@ -1084,6 +1188,7 @@ def main() -> int:
     serve = sub.add_parser("serve-as", help="run the test authorization server")
     serve.add_argument("--port", type=int, required=True)
     serve.add_argument("--issuer", help="issuer identifier (default http://127.0.0.1:PORT)")
+    serve.add_argument("--jwt", action="store_true", help="issue RS256 JWT access tokens, serve /jwks")
 
     selftest = sub.add_parser("selftest", help="exercise the authorization server in this process")
     selftest.add_argument("--timeout", type=float, default=60.0)
@@ -1092,6 +1197,7 @@ def main() -> int:
     chk.add_argument("url", help="the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp")
     chk.add_argument("--as", dest="auth_server", required=True, help="the authorization server's issuer URL")
     chk.add_argument("--v2025", action="store_true", help="2025-11-25 (initialize) instead of 2026-07-28")
+    chk.add_argument("--jwt", action="store_true", help="the server checks JWTs against AS/jwks (serve-as --jwt)")
     chk.add_argument("--timeout", type=float, default=180.0, help="overall timeout in seconds (default 180)")
 
     args = parser.parse_args()
