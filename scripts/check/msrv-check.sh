@@ -137,7 +137,7 @@ old_cargo build -p tiny-mcp-cli --features tls || die "cargo build -p tiny-mcp-c
 # so their union compiles all of it (each feature alone is compiled by its
 # clippy step on the current toolchain); one build instead of one per feature
 # saves about five minutes of CI.
-MSRV_FEATURES="sealed-state tls jwt tiny_http schemars tracing"
+MSRV_FEATURES="sealed-state tls jwt tiny_http schemars"
 old_cargo test --no-run --features "$MSRV_FEATURES" \
     || die "cargo test --no-run --features \"$MSRV_FEATURES\" with rustc $MSRV"
 log "the features $MSRV_FEATURES build ($(elapsed))"
