@@ -222,3 +222,156 @@ fn a_hanging_jwks_does_not_stall_tokens_of_cached_keys() {
         assert!(took < Duration::from_secs(4), "the trigger took {:?}", took);
     }
 }
+
+/// Hostile tokens signed with the right key: odd numbers in the times
+/// (RFC 7519 §2 NumericDate), deep or huge JSON, padded or standard
+/// base64 (RFC 7515 §2 asks for base64url without padding), a header
+/// lying about the alg. Each is a 401 naming the check, never a 200 or a
+/// 5xx.
+#[test]
+fn hostile_tokens_are_refused_with_401() {
+    let key = Signer::ec("ec", "ES256");
+    let rsa = Signer::rsa("rsa", "RS256");
+    let set = Scripted::serve(vec![jwks(&[&key, &rsa])]);
+    let server = protect(
+        JwtVerifier::builder(ISSUER)
+            .jwks_url(set.stub.url("/jwks"))
+            .max_token_bytes(64 * 1024)
+            .build()
+            .expect("a verifier"),
+    );
+    let good = claims(&server.resource);
+    let with = |name: &str, value: serde_json::Value| {
+        let mut c = good.clone();
+        c[name] = value;
+        key.token(&c)
+    };
+    let header = json!({"alg": "ES256", "kid": "ec"});
+    let nested = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    let raw = |head: &str, body: &str| {
+        let input = format!(
+            "{}.{}",
+            super::keys::b64(head.as_bytes()),
+            super::keys::b64(body.as_bytes())
+        );
+        input
+    };
+    let cases: Vec<(String, &str)> = vec![
+        (with("exp", json!(-1)), "the exp claim is malformed"),
+        (
+            with("exp", json!("9999999999")),
+            "the exp claim is malformed",
+        ),
+        (with("exp", json!(1e300)), "the exp claim is malformed"),
+        (with("nbf", json!(1e10)), "token not yet valid (nbf)"),
+        (with("iat", json!(-5.5)), "the iat claim is malformed"),
+        (
+            with("aud", json!(vec!["x"; 5000])),
+            "the token was not issued for this resource",
+        ),
+        (with("aud", json!([1])), "the audience claim is malformed"),
+        (with("sub", json!(7)), "the token has no subject (sub)"),
+        (
+            with("scope", json!(["mcp:tools"])),
+            "the scope claim is malformed",
+        ),
+        (
+            key.sign(&json!({"alg": "ES256", "kid": "rsa"}), &good),
+            "the token's alg does not match its key",
+        ),
+        (
+            rsa.sign(&json!({"alg": "PS256", "kid": "rsa"}), &good),
+            "the token's alg does not match its key",
+        ),
+        (
+            key.sign(&json!({"alg": "ES256", "kid": "k".repeat(30_000)}), &good),
+            "unknown signing key",
+        ),
+        (
+            key.sign(
+                &json!({"alg": "ES256", "kid": "../../etc/passwd\u{202e}"}),
+                &good,
+            ),
+            "unknown signing key",
+        ),
+        (
+            key.sign(
+                &json!({"alg": "ES256", "kid": "ec", "crit": ["exp"]}),
+                &good,
+            ),
+            "unsupported critical header",
+        ),
+        (
+            key.sign(&json!({"alg": "ES256", "kid": "ec", "typ": "JWE"}), &good),
+            "the token type is not accepted",
+        ),
+        (
+            format!("{}.AAAA", raw(&nested, "{}")),
+            "the token is malformed",
+        ),
+        (
+            format!("{}.AAAA", raw(&header.to_string(), &nested)),
+            "the signature does not verify",
+        ),
+        (format!("{}=", key.token(&good)), "the token is malformed"),
+        (
+            key.token(&good).replace('.', ".."),
+            "the token is malformed",
+        ),
+    ];
+    for (token, want) in cases.iter() {
+        let got = server.refusal(token);
+        assert_eq!((got.0, got.1.as_str()), (401, *want), "{:.80}", token);
+    }
+    assert_eq!(server.refusal(&key.token(&good)).0, 200, "still serving");
+}
+
+/// An introspection endpoint that lies (RFC 7662 §2.2): `active` as a
+/// string, an expired `exp`, `sub` as a number, another audience, a
+/// nested bomb. Each is a 401 naming the check; an answer that is not
+/// JSON is a generic 503. A negative answer for one token never touches
+/// another's (the cache is keyed by the token's SHA-256).
+#[test]
+fn introspection_lies_are_refused() {
+    let exp = super::keys::now() + 300;
+    let stub = Stub::serve(move |seen| {
+        let token = seen.body.split('&').find_map(|p| p.strip_prefix("token="));
+        let base = json!({"active": true, "sub": "alice", "scope": "mcp:tools",
+                          "aud": "api://mine", "exp": exp});
+        let mut answer = base.clone();
+        match token.unwrap_or("") {
+            "string-active" => answer["active"] = json!("true"),
+            "expired" => answer["exp"] = json!(1000),
+            "number-sub" => answer["sub"] = json!(42),
+            "other-aud" => answer["aud"] = json!(["api://theirs"]),
+            "huge-exp" => answer["exp"] = json!(1e300),
+            "nan" => return Reply::Json(200, "{\"active\": true, \"exp\": NaN}".into()),
+            "bomb" => return Reply::Json(200, "[".repeat(60_000)),
+            _ => {}
+        }
+        Reply::Json(200, answer.to_string())
+    });
+    let server = protect(
+        tiny_mcp::IntrospectionVerifier::builder(stub.url("/introspect"))
+            .audience("api://mine")
+            .build()
+            .expect("a verifier"),
+    );
+    let unavailable = "the authorization server is unavailable";
+    let cases = [
+        ("string-active", 401, "the token is not active"),
+        ("expired", 401, "token expired"),
+        ("number-sub", 401, "the token has no subject (sub)"),
+        ("other-aud", 401, "audience does not match"),
+        ("huge-exp", 401, "the exp claim is malformed"),
+        ("nan", 503, unavailable),
+        ("bomb", 503, unavailable),
+        ("good", 200, ""),
+        ("expired", 401, "token expired"),
+        ("good", 200, ""),
+    ];
+    for (token, status, want) in cases.iter() {
+        let got = server.refusal(token);
+        assert_eq!((got.0, got.1.as_str()), (*status, *want), "{}", token);
+    }
+}
