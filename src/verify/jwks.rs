@@ -67,7 +67,10 @@ impl KeySet {
     /// every key of `alg`.
     pub(crate) fn candidates(&self, kid: Option<&str>, alg: Alg) -> Result<Vec<Jwk>, TokenError> {
         let now = Instant::now();
-        let may_fetch = {
+        // The fetch lock is taken while the state is held, so that a
+        // request that sees the attempt marked and no keys always finds
+        // the fetch lock taken (it waits for the fetch, not a 503).
+        let fetching = {
             let mut state = self.state.lock();
             let fresh = state.good_at.map_or(false, |at| {
                 now.saturating_duration_since(at) < self.policy.max_age
@@ -80,14 +83,17 @@ impl KeySet {
             let may = state.tried_at.map_or(true, |at| {
                 now.saturating_duration_since(at) >= self.policy.refresh_interval
             });
-            if may {
+            // `try_lock`: only a fetch holds it, and a fetch longer than
+            // the refresh interval is left to finish.
+            let guard = if may { self.fetching.try_lock() } else { None };
+            if guard.is_some() {
                 state.tried_at = Some(now);
             }
-            may
+            guard
         };
+        let may_fetch = fetching.is_some();
         let mut failed = false;
         if may_fetch {
-            let _fetching = self.fetching.lock();
             match self.fetch() {
                 Ok(keys) => {
                     let found = pick(&keys, kid, alg);
@@ -161,21 +167,32 @@ impl KeySet {
                 Err(why) => log::debug!("JWKS {}: skipped {}", shown(&self.url), why),
             }
         }
+        if keys.is_empty() {
+            // Not a good set: keep the last one (a provider mid-deploy).
+            return Err("no usable key".into());
+        }
         Ok(keys)
     }
 }
 
-/// The keys of `keys` that fit; `None` when none does.
+/// The keys of `keys` that fit; `None` when none does. Keys of different
+/// types may share a `kid` (RFC 7517 §4.5): the token's `alg` picks among
+/// them, and a `kid` none of whose keys has that `alg` is a misfit.
 fn pick(keys: &[Jwk], kid: Option<&str>, alg: Alg) -> Result<Option<Vec<Jwk>>, TokenError> {
-    if let Some(kid) = kid {
-        return match keys.iter().find(|k| k.kid.as_deref() == Some(kid)) {
-            Some(key) if key.alg == alg => Ok(Some(vec![key.clone()])),
-            Some(_) => Err(TokenError::invalid(
-                "the token's alg does not match its key",
-            )),
-            None => Ok(None),
-        };
+    let named = |k: &&Jwk| kid.map_or(true, |kid| k.kid.as_deref() == Some(kid));
+    let fit: Vec<Jwk> = keys
+        .iter()
+        .filter(named)
+        .filter(|k| k.alg == alg)
+        .cloned()
+        .collect();
+    if !fit.is_empty() {
+        return Ok(Some(fit));
     }
-    let fit: Vec<Jwk> = keys.iter().filter(|k| k.alg == alg).cloned().collect();
-    Ok(if fit.is_empty() { None } else { Some(fit) })
+    if kid.is_some() && keys.iter().any(|k| named(&k)) {
+        return Err(TokenError::invalid(
+            "the token's alg does not match its key",
+        ));
+    }
+    Ok(None)
 }

@@ -14,6 +14,8 @@ use tiny_mcp::{
 
 use crate::support::http::{initialize_body, notification, rpc, Conn, Req, LATEST};
 
+#[cfg(feature = "jwt")]
+mod hostile;
 mod introspect;
 #[cfg(feature = "jwt")]
 mod jwt;
