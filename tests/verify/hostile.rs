@@ -83,6 +83,8 @@ fn a_key_set_without_usable_keys_does_not_replace_the_good_one() {
                 .jwks_url(set.stub.url("/jwks"))
                 .keys_max_age(Duration::ZERO)
                 .refresh_interval(Duration::ZERO)
+                // Every request reaches the key set, none the accepted-token cache.
+                .cache_entries(0)
                 .build()
                 .expect("a verifier"),
         );
