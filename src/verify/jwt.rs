@@ -49,7 +49,8 @@ use crate::transport::http::{HttpRequestHead, TokenError, TokenVerifier};
 ///
 /// The [`Principal`] has `sub` as subject, `client_id` (or else `azp`) as
 /// client id, `iss`, the scopes of `scope` (space-separated) or `scp` (an
-/// array or a string), the expiry (`exp` plus the leeway) and every claim.
+/// array or a string), the expiry (`exp` plus the leeway), and in `claims`
+/// the others (`iat`, `jti`, `azp`, a provider's own).
 ///
 /// **Audience.** With no [`audience`](JwtVerifierBuilder::audience)
 /// configured, the principal carries the token's `aud` and the endpoint
@@ -160,7 +161,7 @@ impl JwtVerifier {
         if token.len() > self.max_token_bytes {
             return Err(TokenError::invalid("the token is too long"));
         }
-        let key = crate::sha256::digest(token.as_bytes());
+        let key = super::jwk::sha256(token.as_bytes());
         if let Some(answer) = self.accepted.get(&key) {
             return answer;
         }
