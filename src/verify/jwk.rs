@@ -160,6 +160,16 @@ fn member(value: &Value, name: &str) -> Result<Vec<u8>, String> {
         .ok_or_else(|| format!("a key without a valid {:?}", name))
 }
 
+/// The SHA-256 of `data` by ring, the accepted-token cache's key: ring
+/// uses the CPU's SHA extensions where there are some, and a token is
+/// hashed on every request.
+pub(super) fn sha256(data: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&ring::digest::SHA256, data);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -209,14 +219,4 @@ mod tests {
             assert!(!key.verifies(b"", &[]));
         }
     }
-}
-
-/// The SHA-256 of `data` by ring, the accepted-token cache's key: ring
-/// uses the CPU's SHA extensions where there are some, and a token is
-/// hashed on every request.
-pub(super) fn sha256(data: &[u8]) -> [u8; 32] {
-    let digest = ring::digest::digest(&ring::digest::SHA256, data);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
 }
