@@ -36,13 +36,13 @@ fn fetcher(url: &str, timeout: Duration, max_bytes: usize) -> Result<Fetcher, Er
     let https = url.starts_with("https://");
     if !https && !url.starts_with("http://") {
         return Err(Error::msg(format!(
-            "the authorization server URL must be http:// or https://, not {:?}",
+            "a JWKS or introspection URL must be http:// or https://, not {:?}",
             crate::client::oauth::fetch::shown(url)
         )));
     }
     if https && !cfg!(feature = "tls") {
         return Err(Error::msg(
-            "an https:// authorization server URL needs tiny-mcp's `tls` feature",
+            "an https:// JWKS or introspection URL needs tiny-mcp's `tls` feature",
         ));
     }
     let mut fetcher = Fetcher::standalone();

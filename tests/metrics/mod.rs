@@ -172,6 +172,18 @@ fn the_metrics_path_serves_the_counts_over_http() {
     send(addr, &Req::to("POST", "/metrics"), "405").expect_status(405, "POST to the metrics");
     let unsessioned = Req::post(initialize_body(json!(2), LATEST, json!({}))).session("nope");
     send(addr, &unsessioned, "404 session").expect_status(404, "an unknown session");
+    // 2026-07-28 (basic/transports, HTTP-7): an unknown tool's -32602 is
+    // answered with 400, once the handler's stream has turned into one
+    // JSON response; it is counted too.
+    let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "nosuch", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let unknown = Req::post(unknown.to_string())
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "nosuch");
+    send(addr, &unknown, "an unknown tool").expect_status(400, "an unknown tool (2026)");
     let scrape = send(addr, &Req::to("GET", "/metrics"), "the metrics");
     scrape.expect_status(200, "GET /metrics");
     assert_eq!(
@@ -183,6 +195,7 @@ fn the_metrics_path_serves_the_counts_over_http() {
         "tiny_mcp_http_error_responses_total{http_response_status_code=\"404\"} 2",
         "tiny_mcp_http_error_responses_total{http_response_status_code=\"403\"} 1",
         "tiny_mcp_http_error_responses_total{http_response_status_code=\"405\"} 1",
+        "tiny_mcp_http_error_responses_total{http_response_status_code=\"400\"} 1",
         "tiny_mcp_sessions_open 1",
     ] {
         assert!(

@@ -209,12 +209,13 @@ pub(crate) fn write(
     out: &mut impl Out,
     peer: Peer,
     config: &HttpConfig,
+    on_status: impl FnOnce(u16),
 ) -> io::Result<()> {
     match answer {
         Answer::Whole(response) => {
             response.write_to(out, peer.keep_alive, &config.response_headers)
         }
-        Answer::Stream(stream) => write_events(stream, out, peer.for_stream(), config),
+        Answer::Stream(stream) => write_events(stream, out, peer.for_stream(), config, on_status),
     }
 }
 
@@ -278,12 +279,14 @@ fn whole(
 /// The one SSE writer: frames the stream's messages as they come, batching
 /// what is queued into one write, with keepalive comments, until the stream
 /// ends; then ends the response. When the client goes away, does what
-/// `on_close` says.
+/// `on_close` says. `on_status` hears the status of the whole response a
+/// stream turns into (an error's 4xx), before it is written.
 fn write_events(
     stream: EventStream,
     out: &mut impl Out,
     peer: Peer,
     config: &HttpConfig,
+    on_status: impl FnOnce(u16),
 ) -> io::Result<()> {
     let keep_alive = peer.keep_alive;
     let EventStream {
@@ -306,7 +309,9 @@ fn write_events(
             }
             Ok(First::Ended) => return whole(HttpResponse::new(204), out, keep_alive, config),
             Ok(First::Response(json, kind)) => {
-                let response = HttpResponse::json(status_for(kind), json.as_bytes().to_vec());
+                let status = status_for(kind);
+                on_status(status);
+                let response = HttpResponse::json(status, json.as_bytes().to_vec());
                 return whole(response, out, keep_alive, config);
             }
             Ok(First::Other(json)) => {

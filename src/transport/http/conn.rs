@@ -57,7 +57,11 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
             Err(error) => (unreadable(shared, error), Peer::closing(), None),
         };
         let _stream = counted(shared, &answer);
-        if answer::write(answer, &mut out, peer, &shared.config).is_err() {
+        // A stream that turns into one JSON error response (2026-07-28)
+        // has its status only then.
+        let metrics = &shared.server.metrics;
+        let on_status = |status: u16| metrics.http_refusal(status);
+        if answer::write(answer, &mut out, peer, &shared.config, on_status).is_err() {
             return;
         }
         // A request answered from its head: its body comes after the
@@ -76,8 +80,9 @@ pub(crate) fn serve_connection(shared: &Arc<Shared>, stream: &TcpStream) {
     }
 }
 
-/// Counts `answer` in the metrics: an error status (400 or more) by
-/// status, a stream as open until the mark drops.
+/// Counts `answer` in the metrics: a whole one's error status (400 or
+/// more) now, a stream as open until the mark drops (and its status once
+/// written: a stream may turn into one JSON error response).
 fn counted(shared: &Shared, answer: &Answer) -> Option<OpenMark> {
     let metrics = &shared.server.metrics;
     match answer {

@@ -312,6 +312,7 @@ fn refuse(shared: &Shared, stream: &TcpStream, why: &'static str) {
         &mut &*stream,
         answer::Peer::closing(),
         &shared.config,
+        |_| {},
     );
 }
 

@@ -350,7 +350,8 @@ fn finish(shared: &Shared, request: tiny_http::Request, answer: Answer, peer: Pe
         Answer::Whole(response) => respond(request, response, &shared.config.response_headers),
         stream @ Answer::Stream(_) => {
             let mut out = RawWriter(request.into_writer());
-            if let Err(e) = answer::write(stream, &mut out, peer, &shared.config) {
+            // Statuses of a mounted endpoint are not counted (DESIGN.md §29).
+            if let Err(e) = answer::write(stream, &mut out, peer, &shared.config, |_| {}) {
                 log::debug!("a stream's client went away: {}", e);
             }
         }
