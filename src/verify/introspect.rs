@@ -31,7 +31,7 @@ const UNAVAILABLE: &str = "the authorization server is unavailable";
 /// - not a `200` JSON object, or no answer in time: `503` with "the
 ///   authorization server is unavailable" (the detail is logged, `warn`);
 /// - `active` not `true`: "the token is not active";
-/// - the claim rules of [`JwtVerifier`](crate::JwtVerifier) (feature
+/// - the claim rules of `JwtVerifier` (feature
 ///   `jwt`): `iss` (when [`issuer`](IntrospectionVerifierBuilder::issuer)
 ///   is set), `exp` (optional here), `nbf`, `iat`, `aud` (required;
 ///   against the configured audiences, or else carried for the endpoint's
