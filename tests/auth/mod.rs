@@ -106,6 +106,25 @@ struct Fixture {
     http: HttpServer,
     addr: SocketAddr,
     seen: Arc<Mutex<Seen>>,
+    /// A message each time the `on_request_finished` hook has run.
+    finished: crossbeam_channel::Receiver<()>,
+}
+
+impl Fixture {
+    /// The first finished request that `matches`. The hook runs after the
+    /// response is sent, so this waits for it (at most 10 s per outcome).
+    fn outcome(&self, matches: impl Fn(&RequestOutcome) -> bool) -> RequestOutcome {
+        loop {
+            let seen = self.seen.lock().unwrap();
+            if let Some(outcome) = seen.outcomes.iter().find(|o| matches(o)) {
+                return outcome.clone();
+            }
+            drop(seen);
+            self.finished
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the outcome of a finished request");
+        }
+    }
 }
 
 /// A protected server on 127.0.0.1:0 whose resource is its own URL.
@@ -125,6 +144,7 @@ fn serve_with(filter_lists: bool, per_principal: usize) -> Fixture {
     let resource = format!("http://127.0.0.1:{}/mcp", port);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let outcomes = Arc::clone(&seen);
+    let (finished_tx, finished) = crossbeam_channel::unbounded();
     let any = json!({"type": "object"});
     let server = Server::builder("auth-tests", "1")
         .tool(Tool::new("whoami", any.clone()), whoami)
@@ -150,7 +170,8 @@ fn serve_with(filter_lists: bool, per_principal: usize) -> Fixture {
         .list_only_permitted(filter_lists)
         .intercept(Gatekeeper(Arc::clone(&seen)))
         .on_request_finished(move |o: &RequestOutcome| {
-            outcomes.lock().unwrap().outcomes.push(o.clone())
+            outcomes.lock().unwrap().outcomes.push(o.clone());
+            let _ = finished_tx.send(());
         })
         .build();
     let protected = ProtectedResource::new(resource.as_str(), verify(resource.clone()))
@@ -171,7 +192,12 @@ fn serve_with(filter_lists: bool, per_principal: usize) -> Fixture {
         .serve(("127.0.0.1", port))
         .expect("serve");
     let addr = http.local_addr();
-    Fixture { http, addr, seen }
+    Fixture {
+        http,
+        addr,
+        seen,
+        finished,
+    }
 }
 
 fn metadata_url(addr: SocketAddr) -> String {
@@ -476,15 +502,9 @@ fn handlers_see_principal_headers_and_trace() {
         (Some("legacy"), Some(trace))
     );
     // The finished-request hook saw the principal and the trace too.
-    let seen = f.seen.lock().unwrap();
-    let call = seen
-        .outcomes
-        .iter()
-        .find(|o| {
-            o.method == "tools/call"
-                && o.principal.as_ref().map(|p| p.subject.as_str()) == Some("root")
-        })
-        .expect("the outcome of root's call");
+    let call = f.outcome(|o| {
+        o.method == "tools/call" && o.principal.as_ref().map(|p| p.subject.as_str()) == Some("root")
+    });
     assert_eq!(
         call.trace.as_ref().and_then(|t| t.traceparent.as_deref()),
         Some(trace)
