@@ -383,15 +383,19 @@ fn finish(
         matches!(&answer, Ok(Reply::Tool { result, .. }) if result.is_error == Some(true));
     let status = if answers {
         log::debug!("> response {} {}", request.id, request.method);
+        // Counted before the response goes: a client holding its response
+        // finds it in the metrics.
+        started.count(session, &status_of(&answer), tool, tool_error);
         respond(sink, request.id, answer)
     } else {
         // The cancel won: no response (CAN-1).
         sink.end();
-        RequestStatus::Cancelled {
+        let status = RequestStatus::Cancelled {
             reason: flag.reason(),
-        }
+        };
+        started.count(session, &status, tool, tool_error);
+        status
     };
-    started.count(session, &status, tool, tool_error);
     span.end(&status, tool_error);
     session.server.report(|| RequestOutcome {
         method: request.method,
