@@ -12,14 +12,17 @@
 #   --tls   also build `mcp --features tls` (rustls on ring, whose C code
 #           needs musl-gcc: apt-get install musl-tools) and report its size
 # Last line: "static binary: ok (N bytes; mcp M bytes)" (exit 0) or
-# "static binary: FAILED (why)" (exit 1). The size limits: 1.58 MB
-# (1,580,000 bytes) for the server (issue 26 set 1.5 MB, met at 1,495,840
+# "static binary: FAILED (why)" (exit 1). The size limits: 1.64 MB
+# (1,640,000 bytes) for the server (issue 26 set 1.5 MB, met at 1,495,840
 # bytes; issue 27's fair shares of workers, sessions, tasks, stored
 # state and connections brought it to 1,536,800; issue 28 to 1,569,568:
 # MCP Apps' per-request listing and declaration about 8 KB, the checks of
 # elicitation answers, cancellable waits, URL elicitation and MIME types
 # about 20 KB, the epoll watch of streams' hang-ups 4 KB; issue 29 to
-# 1,573,664 without `metrics`, 1,602,336 with it); 2.2 MB
+# 1,573,664 without `metrics`, 1,602,336 with it; then 1,631,008, as
+# `everything --introspect` now uses `IntrospectionVerifier`, whose HTTP
+# exchange is the client's code, about 57 KB; a server without a
+# verifier does not carry it); 2.2 MB
 # (2,200,000 bytes) for `mcp`, which carries the client, its OAuth login,
 # the bridge and, for `mcp serve`, the whole server (2,077,408 bytes when
 # `mcp serve` came; issue 26 asked for 1.5 MB, which that cannot meet).
@@ -31,7 +34,7 @@ GNU=x86_64-unknown-linux-gnu
 # What the static binary needs: the default features but `metrics`
 # (issue 29: about 33 KB; a server that wants them builds with them).
 FEATURES=tiny-mcp/tasks,tiny-mcp/skills
-LIMIT=1580000
+LIMIT=1640000
 MCP_LIMIT=2200000
 OUT="$ROOT/target/static-check"
 BIN="$OUT/$TARGET/static/examples/everything"
