@@ -2,7 +2,7 @@
 //! token is active (RFC 7662), and keeps its answers for a while.
 
 use std::fmt;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -64,7 +64,6 @@ pub struct IntrospectionVerifier {
     fetcher: Fetcher,
     rules: Rules,
     cache: AnswerCache,
-    cache_for: Duration,
     max_token_bytes: usize,
 }
 
@@ -137,16 +136,13 @@ impl IntrospectionVerifier {
             log::warn!("introspection at {}: {}", shown(&self.url), why);
             TokenError::unavailable(UNAVAILABLE)
         })?;
-        let now = Instant::now();
-        let mut until = now.checked_add(self.cache_for).unwrap_or(now);
-        let exp = claims.get("exp").and_then(Value::as_f64);
-        if let Some(exp) = exp.filter(|e| e.is_finite()) {
-            let exp = UNIX_EPOCH + Duration::from_secs_f64(exp.clamp(0.0, 1e11));
-            let left = exp.duration_since(SystemTime::now()).unwrap_or_default();
-            until = until.min(now.checked_add(left).unwrap_or(now));
-        }
+        let expires = claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .filter(|e| e.is_finite())
+            .map(|exp| UNIX_EPOCH + Duration::from_secs_f64(exp.clamp(0.0, 1e11)));
         let answer = self.judge(claims);
-        self.cache.put(key, until, answer.clone());
+        self.cache.keep(key, expires, answer.clone());
         answer
     }
 
@@ -292,8 +288,7 @@ impl IntrospectionVerifierBuilder {
                 leeway: self.leeway,
                 expiry_required: false,
             },
-            cache: AnswerCache::new(self.cache_entries),
-            cache_for: self.cache_for,
+            cache: AnswerCache::new(self.cache_entries, self.cache_for),
             max_token_bytes: self.max_token_bytes,
         })
     }

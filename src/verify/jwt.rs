@@ -2,7 +2,7 @@
 //! serialization, the RFC 9068 profile) against the keys of a JWKS URL.
 
 use std::fmt;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -102,7 +102,6 @@ pub struct JwtVerifier {
     require_at_jwt: bool,
     max_token_bytes: usize,
     accepted: AnswerCache,
-    cache_for: Duration,
 }
 
 impl fmt::Debug for JwtVerifier {
@@ -166,15 +165,8 @@ impl JwtVerifier {
             return answer;
         }
         let principal = self.check(token)?;
-        let now = Instant::now();
-        let mut until = now.checked_add(self.cache_for).unwrap_or(now);
-        if let Some(expires) = principal.expires_at {
-            let left = expires
-                .duration_since(SystemTime::now())
-                .unwrap_or_default();
-            until = until.min(now.checked_add(left).unwrap_or(now));
-        }
-        self.accepted.put(key, until, Ok(principal.clone()));
+        self.accepted
+            .keep(key, principal.expires_at, Ok(principal.clone()));
         Ok(principal)
     }
 
@@ -369,8 +361,7 @@ impl JwtVerifierBuilder {
             keys: KeySet::new(url, fetcher, self.policy),
             require_at_jwt: self.require_at_jwt,
             max_token_bytes: self.max_token_bytes,
-            accepted: AnswerCache::new(self.cache_entries),
-            cache_for: self.cache_for,
+            accepted: AnswerCache::new(self.cache_entries, self.cache_for),
         })
     }
 }
