@@ -205,12 +205,16 @@ if ! start_as "${as_flags[@]}"; then
 else
   as_up=1
 fi
-if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
+# The Python checks in each mode against a fresh server: $1 labels the runs
+# (oauth or oauth/jwt), $2 starts the server, the rest are extra check flags.
+run_python_modes() {
+  local prefix=$1 start=$2 label mode flags
+  shift 2
   for mode in "${modes[@]}"; do
-    label="oauth/$mode"
-    flags=()
+    label="$prefix/$mode"
+    flags=("$@")
     [[ "$mode" == v2025 ]] && flags+=(--v2025)
-    if ! start_server; then
+    if ! "$start"; then
       echo "FAIL $label: server start"
       total_failed=$((total_failed + 1))
       stop_server
@@ -219,21 +223,12 @@ if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
     run_python "$label" check "$URL" --as "$AS_URL" "${flags[@]}"
     stop_server
   done
+}
+if [[ "$as_up" == 1 && "$want_python" == 1 ]]; then
+  run_python_modes oauth start_server
 fi
 if [[ "$as_up" == 1 && "$want_jwt" == 1 ]]; then
-  for mode in "${modes[@]}"; do
-    label="oauth/jwt/$mode"
-    flags=(--jwt)
-    [[ "$mode" == v2025 ]] && flags+=(--v2025)
-    if ! start_jwt_server; then
-      echo "FAIL $label: server start"
-      total_failed=$((total_failed + 1))
-      stop_server
-      continue
-    fi
-    run_python "$label" check "$URL" --as "$AS_URL" "${flags[@]}"
-    stop_server
-  done
+  run_python_modes oauth/jwt start_jwt_server --jwt
 fi
 if [[ "$as_up" == 1 && "$want_ts" == 1 ]]; then
   run_ts
