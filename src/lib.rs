@@ -409,7 +409,7 @@ pub use server::{SessionHandle, Upstream};
 // Tasks (2025-11-25 experimental; the 2026-07-28 tasks extension).
 pub use protocol::{ListTasksResult, Task, TaskMetadata, TaskStatus, TaskSupport, ToolExecution};
 #[cfg(feature = "tasks")]
-pub use server::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
+pub use server::{MemoryTaskStore, TaskCommand, TaskLimits, TaskRecord, TaskStore};
 
 // The blocking client.
 pub use challenge::BearerChallenge;

@@ -565,7 +565,7 @@ impl ServerBuilder {
         if self.capabilities.is_none() && self.registry.has_ui_resources() {
             super::apps::declare(&mut capabilities);
         }
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
@@ -601,7 +601,9 @@ impl ServerBuilder {
                 #[cfg(feature = "skills")]
                 skills: self.skills,
             }),
-        })
+        };
+        server.attach_shared();
+        Ok(server)
     }
 
     /// The capabilities of what was registered and offered.

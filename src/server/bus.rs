@@ -101,6 +101,17 @@ impl ChangeEvent {
 pub trait ChangeBus: Send + Sync + 'static {
     /// Publishes `event` to the other instances.
     fn publish(&self, event: &ChangeEvent);
+
+    /// Called once, when the server is built: a bus starts its subscriber
+    /// here, which feeds the other instances' events into
+    /// [`ServerHandle::apply_change`]. Keep a
+    /// [`WeakServerHandle`](crate::WeakServerHandle) (`server.downgrade()`),
+    /// not the handle, and stop once it no longer upgrades or
+    /// [`is_closed`](ServerHandle::is_closed). The default does nothing
+    /// (the program subscribes itself).
+    fn attach(&self, server: &ServerHandle) {
+        let _ = server;
+    }
 }
 
 impl<F> ChangeBus for F

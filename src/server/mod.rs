@@ -53,7 +53,7 @@ mod trace;
 #[cfg(feature = "opentelemetry")]
 mod trace_parent;
 #[cfg(feature = "tasks")]
-pub use tasks::{MemoryTaskStore, TaskLimits, TaskRecord, TaskStore};
+pub use tasks::{MemoryTaskStore, TaskCommand, TaskLimits, TaskRecord, TaskStore};
 mod typed;
 pub use typed::typed;
 mod upstream;
@@ -184,5 +184,16 @@ impl Server {
         Metrics {
             server: Arc::clone(&self.inner),
         }
+    }
+
+    /// Lets the change bus and the task store start what they run beside
+    /// the server (`ChangeBus::attach`, `TaskStore::attach`; DESIGN.md §16).
+    fn attach_shared(&self) {
+        let handle = self.handle();
+        if let Some(bus) = &self.inner.bus {
+            bus.attach(&handle);
+        }
+        #[cfg(feature = "tasks")]
+        self.inner.tasks.store.attach(&handle);
     }
 }

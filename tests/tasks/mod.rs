@@ -23,6 +23,7 @@ use crate::support::wait_release_or_cancel;
 use crate::support::{connect, expect_error, recv, ChildServer, WAIT};
 
 mod fair;
+mod relay;
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 const RELATED: &str = "io.modelcontextprotocol/related-task";
@@ -46,12 +47,21 @@ struct Controls {
 /// (task support required), `sync` (no task support) and `late`
 /// (asks in the request, then starts its task).
 fn task_server(limits: Option<TaskLimits>) -> (Server, Controls) {
+    let (mut builder, controls) = task_builder();
+    if let Some(limits) = limits {
+        builder = builder.task_limits(limits);
+    }
+    (builder.build(), controls)
+}
+
+/// The builder of [`task_server`], for a test that adds to it.
+fn task_builder() -> (ServerBuilder, Controls) {
     let (release, released) = unbounded::<()>();
     let (reach, reached) = unbounded();
     let (saw, cancelled) = unbounded();
     let optional = TaskSupport::Optional;
     let reach2 = reach.clone();
-    let mut builder: ServerBuilder = Server::builder("tasks-tests", "1")
+    let builder: ServerBuilder = Server::builder("tasks-tests", "1")
         .tool(
             Tool::without_arguments("gated").with_task_support(optional),
             move |ctx: &RequestContext, _: JsonObject| -> Result<CallToolResult, Error> {
@@ -111,15 +121,12 @@ fn task_server(limits: Option<TaskLimits>) -> (Server, Controls) {
             },
         )
         .tasks_start_in_handler("late");
-    if let Some(limits) = limits {
-        builder = builder.task_limits(limits);
-    }
     let controls = Controls {
         release,
         reached,
         cancelled,
     };
-    (builder.build(), controls)
+    (builder, controls)
 }
 
 fn form(message: &str) -> ElicitRequestFormParams {

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{missing_extension, owner_of, wire, TaskRecord};
+use super::{missing_extension, owner_of, wire, TaskCommand, TaskRecord};
+use crate::error::ErrorKind;
 use crate::jsonrpc::{ErrorObject, JsonObject};
 use crate::protocol::{extensions, meta, Era, TaskStatus};
 use crate::server::caller::Caller;
@@ -95,7 +96,7 @@ pub(crate) fn cancel_2025(session: &Session, caller: &Caller, params: Option<Val
             record.status.as_str()
         )));
     }
-    let record = cancel(session, record);
+    let record = cancel(session, record)?;
     Ok(Value::Object(wire::task_2025(&record)))
 }
 
@@ -106,25 +107,69 @@ pub(crate) fn cancel_2026(session: &Session, caller: &Caller, params: Option<Val
     let params: TaskParams = parse_params(params)?;
     let record = find(session, caller, Era::V2026_07_28, &params.task_id)?;
     if !record.status.is_terminal() {
-        cancel(session, record);
+        cancel(session, record)?;
     }
     Ok(Value::Object(JsonObject::new()))
 }
 
-/// Cancels a task: its run on this instance, else the record alone (its
-/// run is elsewhere or gone).
-fn cancel(session: &Session, record: TaskRecord) -> TaskRecord {
+/// Cancels a task: its run on this instance, else its run on the instance
+/// that runs it (through the store), else the record alone (its run is
+/// gone, or the store cannot reach it).
+fn cancel(session: &Session, record: TaskRecord) -> Result<TaskRecord, ErrorObject> {
     let tasks = &session.server.tasks;
     let reason = "cancelled by the client";
-    match tasks.run(&record.task_id) {
-        Some(run) => tasks.cancel(&run, reason),
-        None => {
+    if let Some(run) = tasks.run(&record.task_id) {
+        tasks.cancel(&run, reason);
+    } else {
+        let command = TaskCommand::Cancel {
+            task_id: record.task_id.clone(),
+        };
+        if forward(session, &record, &command)? != Forwarded::Taken {
             tasks.store.update(&record.task_id, &mut |r| {
                 r.move_to(TaskStatus::Cancelled, Some(reason.to_string()));
             });
         }
     }
-    tasks.store.get(&record.task_id).unwrap_or(record)
+    Ok(tasks.store.get(&record.task_id).unwrap_or(record))
+}
+
+/// What became of a command for a task whose handler does not run here.
+#[derive(PartialEq)]
+enum Forwarded {
+    /// Its instance applied it.
+    Taken,
+    /// No other instance runs it (it ran here and ended, or the record
+    /// names no instance), or it ended on its instance just now.
+    NotRunning,
+    /// The store does not carry commands between instances.
+    CannotCarry,
+}
+
+/// Hands `command` to the store for the instance that runs `record`, when
+/// that is another one; `-32603` when that instance did not take it
+/// (DESIGN.md §21).
+fn forward(
+    session: &Session,
+    record: &TaskRecord,
+    command: &TaskCommand,
+) -> Result<Forwarded, ErrorObject> {
+    let server = &session.server;
+    if record.instance.is_empty() || record.instance == server.instance_id {
+        return Ok(Forwarded::NotRunning);
+    }
+    match server.tasks.store.forward(record, command) {
+        Ok(true) => Ok(Forwarded::Taken),
+        Ok(false) => Ok(Forwarded::CannotCarry),
+        // It ended just now on its instance: what the store holds is final.
+        Err(e) if matches!(e.kind(), ErrorKind::InvalidParams(_)) => Ok(Forwarded::NotRunning),
+        Err(e) => {
+            log::warn!("task {}: {}", record.task_id, e);
+            Err(ErrorObject::internal(format!(
+                "the instance that runs task {} did not take the request; try again",
+                record.task_id
+            )))
+        }
+    }
 }
 
 /// `tasks/update` (2026-07-28): answers for the task's outstanding input
@@ -133,10 +178,6 @@ pub(crate) fn update(session: &Session, caller: &Caller, params: Option<Value>) 
     check_declared(params.as_ref())?;
     let params: UpdateParams = parse_params(params)?;
     let record = find(session, caller, Era::V2026_07_28, &params.task_id)?;
-    let run = match session.server.tasks.run(&record.task_id) {
-        Some(run) => run,
-        None => return Ok(Value::Object(JsonObject::new())),
-    };
     for (key, answer) in &params.input_responses {
         if !answer.is_object() {
             return Err(ErrorObject::invalid_params(format!(
@@ -145,6 +186,10 @@ pub(crate) fn update(session: &Session, caller: &Caller, params: Option<Value>) 
             )));
         }
     }
+    let run = match session.server.tasks.run(&record.task_id) {
+        Some(run) => run,
+        None => return update_elsewhere(session, record, params.input_responses),
+    };
     {
         // The record follows the exchange under the exchange's lock (see
         // `exchange::ask_inputs`).
@@ -156,6 +201,29 @@ pub(crate) fn update(session: &Session, caller: &Caller, params: Option<Value>) 
     }
     run.wake();
     Ok(Value::Object(JsonObject::new()))
+}
+
+/// `tasks/update` for a task whose handler does not run here: carried to
+/// its instance; a terminal task's update is acknowledged (there is nobody
+/// to answer), and one that cannot be carried is `-32603`, never silently
+/// dropped.
+fn update_elsewhere(session: &Session, record: TaskRecord, answers: JsonObject) -> Answer {
+    if record.status.is_terminal() {
+        return Ok(Value::Object(JsonObject::new()));
+    }
+    let command = TaskCommand::Update {
+        task_id: record.task_id.clone(),
+        input_responses: answers,
+    };
+    if forward(session, &record, &command)? != Forwarded::CannotCarry {
+        // Taken, or its run just ended: nothing waits for input.
+        return Ok(Value::Object(JsonObject::new()));
+    }
+    Err(ErrorObject::internal(format!(
+        "task {} runs on another instance, and this server's task store cannot carry \
+         tasks/update to it: route Mcp-Name to the task's instance (docs/deploy.md)",
+        record.task_id
+    )))
 }
 
 /// `tasks/list` (2025-11-25): the caller's tasks, in pages (`nextCursor`).

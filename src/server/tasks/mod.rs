@@ -15,12 +15,14 @@
 //! request is sent to the client (tagged with the task, TASK-7) and the
 //! task is `input_required` until it answers.
 
+mod command;
 mod exchange;
 mod methods;
 mod share;
 mod store;
 mod wire;
 
+pub use command::TaskCommand;
 pub(crate) use exchange::{ask_inputs, send_request};
 pub(crate) use methods::{cancel_2025, cancel_2026, get_2025, get_2026, list, result, update};
 use share::owner_of;
@@ -406,6 +408,7 @@ pub(crate) fn start(ctx: &RequestContext) -> Result<bool, Error> {
     let mut record = TaskRecord::new(id.clone(), owner, era, ttl);
     record.share = share::share_of(session, &ctx.caller, era);
     record.peer = share::peer_of(&ctx.caller);
+    record.instance = session.server.instance_id.clone();
     record.poll_interval = limits.poll_interval;
     let created = wire::create_result(&record, &session.server);
     // A stdio or in-memory connection is its server's one client: no

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use super::command::TaskCommand;
 use super::share::lower;
 use crate::error::to_json_bytes;
 use crate::error::Error;
@@ -44,6 +45,12 @@ pub struct TaskRecord {
     /// §26); empty for a principal's task, when per-peer shares are off,
     /// and on stdio. [`TaskRecord::new`] leaves it empty.
     pub peer: String,
+    /// The id of the instance whose handler runs it
+    /// ([`ServerHandle::instance_id`](crate::ServerHandle::instance_id)),
+    /// to which [`TaskStore::forward`] carries `tasks/update` and
+    /// `tasks/cancel` received elsewhere; empty when unknown.
+    /// [`TaskRecord::new`] leaves it empty; the server sets it.
+    pub instance: String,
     /// The era of the request that made it, which decides its wire shape.
     pub era: Era,
     /// Where it is.
@@ -76,6 +83,7 @@ impl TaskRecord {
             share: owner.clone(),
             peer: String::new(),
             owner,
+            instance: String::new(),
             era,
             status: TaskStatus::Working,
             status_message: None,
@@ -141,6 +149,37 @@ pub trait TaskStore: Send + Sync {
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<TaskRecord>, Option<String>), Error>;
+
+    /// Called once, when the server that keeps its tasks here is built: a
+    /// store shared between instances starts what runs beside the server
+    /// (renewing the leases of this instance's running tasks, reading the
+    /// commands other instances forward to it and applying them with
+    /// [`ServerHandle::apply_task_command`](crate::ServerHandle::apply_task_command)).
+    /// Keep a [`WeakServerHandle`](crate::WeakServerHandle) (`server.downgrade()`),
+    /// not the handle, and stop once it no longer upgrades or
+    /// [`is_closed`](crate::ServerHandle::is_closed). The default does
+    /// nothing.
+    fn attach(&self, server: &crate::ServerHandle) {
+        let _ = server;
+    }
+
+    /// Carries `command` to the instance that runs `record`'s handler
+    /// ([`TaskRecord::instance`], not this one; the task is not terminal)
+    /// and returns once that instance applied it. `Ok(false)`: this store
+    /// does not carry commands (the default); the server then cancels the
+    /// record alone, and answers a `tasks/update` with `-32603`, since the
+    /// input cannot reach the handler.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParams`](crate::ErrorKind::InvalidParams) when
+    /// that instance no longer runs the task (it just ended); any other
+    /// error when it did not take the command in time or cannot be reached
+    /// (the client's request then fails with `-32603`).
+    fn forward(&self, record: &TaskRecord, command: &TaskCommand) -> Result<bool, Error> {
+        let _ = (record, command);
+        Ok(false)
+    }
 }
 
 /// The default [`TaskStore`]: tasks in this process's memory, bounded in
