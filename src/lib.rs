@@ -355,6 +355,8 @@ pub mod fuzzing;
 mod jsonrpc;
 mod lines;
 mod protocol;
+#[cfg(feature = "redis")]
+mod redis;
 mod serve;
 mod server;
 mod sha256;
@@ -418,6 +420,8 @@ pub use client::{
     CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
 pub use verify::{IntrospectionVerifier, IntrospectionVerifierBuilder};
+#[cfg(feature = "redis")]
+pub use redis::{RedisChangeBus, RedisTaskStore};
 #[cfg(feature = "jwt")]
 pub use verify::{JwtVerifier, JwtVerifierBuilder};
 

@@ -1,0 +1,4 @@
+//! The change bus (placeholder).
+/// Placeholder.
+#[derive(Debug)]
+pub struct RedisChangeBus;

@@ -1,0 +1,17 @@
+//! Several instances on one Redis (or Valkey), feature `redis` (DESIGN.md
+//! §30): [`RedisChangeBus`] carries list changes and resource updates
+//! between instances, [`RedisTaskStore`] keeps tasks where every instance
+//! reads them and carries `tasks/update` and `tasks/cancel` to the
+//! instance that runs the handler.
+//!
+//! Both are on the redis crate's blocking connections, each on threads of
+//! their own (no async runtime), and take `redis://[:password@]host[:port][/db]`
+//! or, with the `tls` feature, `rediss://` URLs.
+
+mod bus;
+#[allow(dead_code)]
+mod endpoint;
+mod store;
+
+pub use bus::RedisChangeBus;
+pub use store::RedisTaskStore;

@@ -1,0 +1,4 @@
+//! The task store (placeholder).
+/// Placeholder.
+#[derive(Debug)]
+pub struct RedisTaskStore;
