@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Multi-instance test (issue 10): three instances of the `everything` example behind a
-# real nginx, sharing one sealed requestState key file and one Redis bus, driven by
+# Multi-instance test (issues 10 and 30): three instances of the `everything` example
+# behind a real nginx, sharing one sealed requestState key file and one Redis (the crate's
+# RedisChangeBus and RedisTaskStore), driven by
 # tests/interop/python/multi.py (raw HTTP with httpx2 and the official MCP Python SDK
 # client, mcp 2.3.0, pinned in tests/interop/python/requirements.txt).
 #
@@ -13,9 +14,9 @@
 #                 (default: --clients 16 --runs 5; --no-memory is always given)
 # Environment:
 #   EVERYTHING_BIN   use this server binary instead of building the example
-#                    (it must be built with --features sealed-state)
+#                    (it must be built with --features sealed-state,redis)
 #   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
-#   INTEROP_TIMEOUT  overall timeout of the multi.py run, in seconds (default 180)
+#   INTEROP_TIMEOUT  overall timeout of the multi.py run, in seconds (default 300)
 #
 # Needs Debian's nginx and redis-server; when either is missing it is installed with
 # `apt-get install -y nginx redis-server` (as root, or with sudo). Neither system
@@ -27,10 +28,10 @@
 #                       --state-key-file <tmp>/keys --redis redis://127.0.0.1:<R>/
 #   nginx         127.0.0.1:<N>, upstream of the three (round-robin, keepalive), routing
 #                 Mcp-Session-Id values that start with X. to instance X
-# and multi.py gets the nginx URL and each instance's direct URL (see its docstring for
-# the checks). The binary's --help is read first: without --redis the bus check runs but
-# is reported as pending, not counted. Everything started here is stopped on exit, also
-# on failure or interrupt.
+# and multi.py gets the nginx URL, each instance's direct URL, and Redis's port and
+# configuration, which its fault checks (faults.py) stop and start again (see their
+# docstrings for the checks). Everything started here is stopped on exit, also on failure
+# or interrupt.
 #
 # Prints one `ok`/`FAIL` line per check (and `note` lines) and, last, the combined
 # `N passed, M failed`; exits 1 if any check or run failed.
@@ -41,7 +42,7 @@ PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
 PYTHON=${INTEROP_PYTHON:-python3}
-RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
+RUN_TIMEOUT=${INTEROP_TIMEOUT:-300}
 
 keep_logs=0
 bench=0
@@ -87,7 +88,7 @@ if [[ -n "${EVERYTHING_BIN:-}" ]]; then
 else
   release=()
   [[ "$profile" == release ]] && release=(--release)
-  (cd "$ROOT" && cargo build "${release[@]}" --features sealed-state --example everything >&2)
+  (cd "$ROOT" && cargo build "${release[@]}" --features sealed-state,redis --example everything >&2)
   BIN=${CARGO_TARGET_DIR:-$ROOT/target}/$profile/examples/everything
 fi
 [[ -x "$BIN" ]] || { echo "$TAG: server binary not found or not executable: $BIN" >&2; exit 1; }
@@ -104,6 +105,8 @@ cleanup() {
   for name in "${NAMES[@]}"; do stop_pid "${PIDS[$name]:-}"; done
   stop_pid "$NGINX_PID"
   stop_pid "$REDIS_PID"
+  # The fault checks start Redis again themselves: stop whatever answers on its port.
+  [[ -z "${REDIS_PORT:-}" ]] || timeout 5 redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
   if [[ "$keep_logs" == 1 ]]; then
     echo "$TAG: configs and logs kept in $TMP" >&2
   else
@@ -156,16 +159,12 @@ make_keys() {
   chmod 600 "$TMP/keys"
 }
 
-HAS_REDIS=0
-"$BIN" --help 2>&1 | grep -q -- '--redis' && HAS_REDIS=1
-
 start_instance() {
   local name=$1 port
   port=$(free_port)
   PORTS[$name]=$port
   local flags=(--http "127.0.0.1:$port" --instance "$name" --session-prefix "$name."
-    --state-key-file "$TMP/keys" --no-per-peer-shares)
-  [[ "$HAS_REDIS" == 1 ]] && flags+=(--redis "redis://127.0.0.1:$REDIS_PORT/")
+    --state-key-file "$TMP/keys" --no-per-peer-shares --redis "redis://127.0.0.1:$REDIS_PORT/")
   "$BIN" "${flags[@]}" 2>"$TMP/instance-$name.log" &
   PIDS[$name]=$!
   # multi.py kills one instance: no "Killed" job report from bash for it.
@@ -268,14 +267,12 @@ fi
 if [[ "$started" == 1 && "$bench" == 1 ]]; then
   echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}" >&2
   # The memory figures are the bench's own servers', not the deployment's.
-  (cd "$ROOT" && cargo bench --features sealed-state --bench http -- \
+  (cd "$ROOT" && cargo bench --features sealed-state,redis --bench http -- \
     --at "direct=127.0.0.1:${PORTS[a]}" --at "nginx=127.0.0.1:$NGINX_PORT" --no-memory "${bench_args[@]}")
   exit $?
 fi
 
 if [[ "$started" == 1 ]]; then
-  flags=()
-  [[ "$HAS_REDIS" == 1 ]] || flags+=(--bus-pending)
   echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}, redis on $REDIS_PORT" >&2
   run_counted multi-instance multi.py "$VENV/bin/python" "$PY_DIR/multi.py" \
     --nginx "http://127.0.0.1:$NGINX_PORT/mcp" \
@@ -283,7 +280,8 @@ if [[ "$started" == 1 ]]; then
     --instance "b=http://127.0.0.1:${PORTS[b]}/mcp" \
     --instance "c=http://127.0.0.1:${PORTS[c]}/mcp" \
     --kill-pid "c=${PIDS[c]}" \
-    --timeout "$RUN_TIMEOUT" "${flags[@]}"
+    --redis-port "$REDIS_PORT" --redis-conf "$TMP/redis/redis.conf" \
+    --timeout "$RUN_TIMEOUT"
   if [[ "$total_failed" != 0 ]]; then
     echo "$TAG: --- nginx error log (last 20 lines) ---" >&2
     tail -n 20 "$TMP/nginx/logs/error.log" >&2 || true

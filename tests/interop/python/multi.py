@@ -3,7 +3,7 @@
 
 Usage:
     multi.py --nginx URL --instance NAME=URL [--instance NAME=URL ...]
-             [--kill-pid NAME=PID] [--bus-pending] [--timeout SECONDS]
+             [--kill-pid NAME=PID] [--redis-port PORT --redis-conf FILE] [--timeout SECONDS]
 
 Run by scripts/check/multi-instance.sh, which starts redis-server, three instances (``--instance
 NAME --session-prefix NAME. --state-key-file F --redis URL``) and nginx in front of them
@@ -20,13 +20,14 @@ NAME --session-prefix NAME. --state-key-file F --redis URL``) and nginx in front
    as SSE, dropped after its first event, resumes through nginx with a ``Last-Event-ID`` GET
    and gets every later event once, and the answer.
 4. The Redis bus: ``notify_changed`` on one instance reaches a ``subscriptions/listen``
-   stream held on a second and a 2025-11-25 GET stream held on a third. With
-   ``--bus-pending`` (a binary without ``--redis``) its results are ``note pending`` lines,
-   not counted.
+   stream held on a second and a 2025-11-25 GET stream held on a third.
 5. Kill the instance named by ``--kill-pid`` (SIGKILL): 2026-07-28 calls through nginx keep
    succeeding, its 2025-11-25 session is 404 through nginx, and the official Python SDK
    client (mcp 2.3.0, 2025-11-25 mode, Streamable HTTP through nginx) whose session it owned
    sees the session end, starts a new session and calls test_simple_text.
+6, 7, 9. With ``--redis-port`` and ``--redis-conf``: the fault checks of faults.py (a task
+   driven through three instances, a Redis outage under load with notifications counted, a
+   dead instance's task failing within its lease).
 
 Prints ``ok <check>`` or ``FAIL <check>: <reason>`` per check and, last,
 ``N passed, M failed``. Exits 1 if any check failed, also on the overall timeout. Every
@@ -293,7 +294,6 @@ class Run:
         self.nginx: str = args.nginx
         self.instances: dict[str, str] = dict(args.instance)
         self.kill: tuple[str, int] | None = args.kill_pid
-        self.bus_pending: bool = args.bus_pending
         self.raw = Raw()
         self.names = sorted(self.instances)
 
@@ -582,7 +582,8 @@ def main() -> None:
     parser.add_argument("--nginx", required=True, help="the load balancer's MCP endpoint")
     parser.add_argument("--instance", type=pair, action="append", required=True, help="NAME=URL of an instance")
     parser.add_argument("--kill-pid", type=kill_pair, help="NAME=PID: the instance check 5 kills")
-    parser.add_argument("--bus-pending", action="store_true", help="report the bus check as pending")
+    parser.add_argument("--redis-port", type=int, help="the Redis port the fault checks stop and start")
+    parser.add_argument("--redis-conf", help="the configuration Redis is started again from")
     parser.add_argument("--timeout", type=float, default=180.0, help="overall timeout in seconds")
     args = parser.parse_args()
 
@@ -603,8 +604,14 @@ def main() -> None:
     run_check(
         "4. Redis bus: notify_changed on one instance reaches a listen stream and a GET stream on two others",
         run.bus,
-        pending=run.bus_pending,
     )
+    faults = None
+    if args.redis_port and args.redis_conf:
+        from faults import Faults  # imports this module: only once it is loaded
+
+        faults = Faults(run, args.redis_port, args.redis_conf)
+        run_check("6. a 2026-07-28 task is polled, given input and cancelled through other instances", faults.tasks_anywhere)
+        run_check("7. Redis down 5 s under load: no call without Redis fails, no notification lost or repeated", faults.outage)
 
     if run.kill is None:
         REPORT.note("no --kill-pid: check 5 skipped")
@@ -615,11 +622,15 @@ def main() -> None:
         def before_kill() -> None:
             raw_sid["sid"] = run.v2025_session_on(dead)
             expect(raw_sid["sid"].startswith(f"{dead}."), f"raw session {raw_sid['sid']!r}")
+            if faults is not None:
+                raw_sid["task"] = faults.dead_task_start(dead)
 
         def after_kill() -> None:
             run.kill_instance()
             run_check(f"5. after {dead} dies: 2026-07-28 calls through nginx keep succeeding", lambda: run.v2026_survives(dead))
             run_check(f"5. after {dead} dies: its 2025-11-25 session is 404 through nginx", lambda: run.dead_session_404(raw_sid["sid"]))
+            if faults is not None:
+                run_check(f"9. after {dead} dies: its task is failed within the lease", lambda: faults.dead_task_failed(raw_sid["task"]))
 
         try:
             anyio.run(sdk_failover, run, before_kill, after_kill)
