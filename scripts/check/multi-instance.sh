@@ -261,7 +261,7 @@ EOF
             proxy_pass http://\$mcp_backend\$request_uri;
             proxy_read_timeout ${SHORT_READ_S}s;
             proxy_next_upstream error timeout non_idempotent;
-            proxy_next_upstream_timeout $((2 * SHORT_READ_S + 2))s;
+            proxy_next_upstream_timeout $((SHORT_READ_S + 1))s;
         }
         location = /_mcp_session {
             internal;
