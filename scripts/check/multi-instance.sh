@@ -5,8 +5,10 @@
 # tests/interop/python/multi.py (raw HTTP with httpx2 and the official MCP Python SDK
 # client, mcp 2.3.0, pinned in tests/interop/python/requirements.txt).
 #
-# Usage: scripts/check/multi-instance.sh [--keep-logs] [--bench [BENCH OPTIONS]]
+# Usage: scripts/check/multi-instance.sh [--keep-logs] [--hang-probe] [--bench [BENCH OPTIONS]]
 #   --keep-logs   keep the temporary folder (configs and logs) and print its path
+#   --hang-probe  instead of the checks, measure what a paused (SIGSTOP) instance costs:
+#                 pause_probe with 30 calls at once and 30 one by one, each latency printed
 #   --bench       instead of the checks, measure: the same deployment from a release
 #                 build, then `cargo bench --bench http` drives 2026-07-28 tools/call
 #                 at instance a directly and through nginx, alternating, in one run
@@ -27,11 +29,14 @@
 #                       --no-per-peer-shares (every client here is 127.0.0.1, via nginx)
 #                       --state-key-file <tmp>/keys --redis redis://127.0.0.1:<R>/
 #   nginx         127.0.0.1:<N>, upstream of the three (round-robin, keepalive), routing
-#                 Mcp-Session-Id values that start with X. to instance X
+#                 Mcp-Session-Id values that start with X. to instance X, in three lanes
+#                 (docs/deploy.md): streams 300 s, 2025-11-25 session POSTs 30 s, the
+#                 rest SHORT_READ_S (5 s) and retried on another instance
 # and multi.py gets the nginx URL, each instance's direct URL, and Redis's port and
 # configuration, which its fault checks (faults.py) stop and start again (see their
-# docstrings for the checks). Everything started here is stopped on exit, also on failure
-# or interrupt.
+# docstrings for the checks); then pause_probe stops one instance (SIGSTOP) and checks
+# that calls fail over. Everything started here is stopped on exit, also on failure or
+# interrupt.
 #
 # Prints one `ok`/`FAIL` line per check (and `note` lines) and, last, the combined
 # `N passed, M failed`; exits 1 if any check or run failed.
@@ -45,20 +50,24 @@ PYTHON=${INTEROP_PYTHON:-python3}
 RUN_TIMEOUT=${INTEROP_TIMEOUT:-300}
 
 keep_logs=0
+hang=0
 bench=0
 bench_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --keep-logs) keep_logs=1 ;;
+    --hang-probe) hang=1 ;;
     --bench) bench=1; shift; bench_args=("$@"); break ;;
-    -h | --help) sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: $0 [--keep-logs] [--bench [BENCH OPTIONS]]" >&2; exit 2 ;;
+    -h | --help) sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: $0 [--keep-logs] [--hang-probe] [--bench [BENCH OPTIONS]]" >&2; exit 2 ;;
   esac
   shift
 done
 [[ ${#bench_args[@]} -gt 0 ]] || bench_args=(--clients 16 --runs 5)
 
 TAG=multi-instance
+# nginx's read timeout for requests that are not streams (the "short" lane), in seconds.
+SHORT_READ_S=5
 # shellcheck source=../interop/lib/python-interop.sh
 source "$ROOT/scripts/interop/lib/python-interop.sh"
 
@@ -195,7 +204,9 @@ http {
     scgi_temp_path $TMP/nginx/temp/scgi;
 
     # Stateless traffic (2026-07-28, and 2025-11-25 initialize): any instance.
+    # The zone shares max_fails/fail_timeout between the workers.
     upstream mcp_all {
+        zone mcp_all 64k;
         server 127.0.0.1:${PORTS[a]} max_fails=1 fail_timeout=10s;
         server 127.0.0.1:${PORTS[b]} max_fails=1 fail_timeout=10s;
         server 127.0.0.1:${PORTS[c]} max_fails=1 fail_timeout=10s;
@@ -206,6 +217,7 @@ EOF
     for name in "${NAMES[@]}"; do
       echo "    # Sessions minted by $name (ids \"$name.…\"): $name, the others only when it is down (they answer 404)."
       echo "    upstream mcp_$name {"
+      echo "        zone mcp_$name 64k;"
       echo "        server 127.0.0.1:${PORTS[$name]} max_fails=1 fail_timeout=10s;"
       for other in "${NAMES[@]}"; do
         [[ "$other" == "$name" ]] || echo "        server 127.0.0.1:${PORTS[$other]} backup;"
@@ -218,24 +230,51 @@ EOF
     for name in "${NAMES[@]}"; do echo "        \"~^$name\\.\" mcp_$name;"; done
     echo '    }'
     cat <<EOF
+    # The lane: stream (GET streams, listen streams, tasks/result), session
+    # (2025-11-25 POSTs in a session: no Mcp-Method), short (everything else).
+    map "\$request_method|\$http_mcp_method|\$http_mcp_session_id" \$mcp_lane {
+        default short;
+        "~^GET\|" stream;
+        "~^POST\|subscriptions/listen\|" stream;
+        "~^POST\|tasks/result\|" stream;
+        "~^POST\|\|." session;
+    }
     server {
         listen 127.0.0.1:$NGINX_PORT;
         # A client that makes many calls on one connection keeps it (default 1000).
         keepalive_requests 100000;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host \$http_host;
+        proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+        proxy_buffering off;
+        proxy_cache off;
+        proxy_request_buffering off;
+        proxy_connect_timeout 1s;
+        proxy_send_timeout 300s;
+        proxy_next_upstream_tries 3;
         location /mcp {
-            proxy_pass http://\$mcp_backend;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host \$http_host;
-            proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
-            proxy_buffering off;
-            proxy_cache off;
-            proxy_request_buffering off;
+            rewrite ^ /_mcp_\$mcp_lane last;
+        }
+        location = /_mcp_short {
+            internal;
+            proxy_pass http://\$mcp_backend\$request_uri;
+            proxy_read_timeout ${SHORT_READ_S}s;
+            proxy_next_upstream error timeout non_idempotent;
+            proxy_next_upstream_timeout $((SHORT_READ_S + 1))s;
+        }
+        location = /_mcp_session {
+            internal;
+            proxy_pass http://\$mcp_backend\$request_uri;
+            proxy_read_timeout 30s;
+            proxy_next_upstream error timeout non_idempotent;
+            proxy_next_upstream_timeout 35s;
+        }
+        location = /_mcp_stream {
+            internal;
+            proxy_pass http://\$mcp_backend\$request_uri;
             proxy_read_timeout 300s;
-            proxy_send_timeout 300s;
-            proxy_connect_timeout 2s;
             proxy_next_upstream error timeout;
-            proxy_next_upstream_tries 3;
             proxy_next_upstream_timeout 10s;
         }
     }
@@ -251,6 +290,51 @@ EOF
 total_passed=0
 total_failed=0
 fail() { echo "FAIL $1"; total_failed=$((total_failed + 1)); }
+
+# Issue 30: a hung instance is taken out quickly. Pauses instance $1 (SIGSTOP), sends
+# $2 (default 12) 2026-07-28 tools/call through nginx all at once and then as many one
+# after another, resumes it (SIGCONT), and checks that every call was answered (200, a
+# result, by another instance) within SHORT_READ_S + 2 s, and that at least one waited
+# for the paused instance (else the probe proved nothing). Prints each latency with -v.
+pause_probe() {
+  local name=$1 count=${2:-12} verbose=${3:-} pid=${PIDS[$1]} limit=$((SHORT_READ_S + 2))
+  local dir=$TMP/pause-$name i f code secs who pids=() bad=0 slow=0 max=0 all=()
+  local call=(curl -s --max-time 60 -w '%{http_code} %{time_total}' "http://127.0.0.1:$NGINX_PORT/mcp"
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: session_info'
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session_info","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+  mkdir -p "$dir"
+  kill -STOP "$pid"
+  for i in $(seq 1 "$count"); do
+    "${call[@]}" -o "$dir/burst-$i.body" -D "$dir/burst-$i.head" >"$dir/burst-$i.w" &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  for i in $(seq 1 "$count"); do
+    "${call[@]}" -o "$dir/seq-$i.body" -D "$dir/seq-$i.head" >"$dir/seq-$i.w" || true
+  done
+  kill -CONT "$pid"
+  for f in "$dir"/*.w; do
+    read -r code secs <"$f" || true
+    who=$(sed -n 's/^Mcp-Instance: *\([^[:space:]]*\).*/\1/ip' "${f%.w}.head" 2>/dev/null)
+    all+=("${secs:-?}")
+    if [[ "$code" != 200 || "$who" == "$name" || -z "$who" ]] || ! grep -q '"result"' "${f%.w}.body" ||
+      awk -v t="$secs" -v l="$limit" 'BEGIN { exit !(t > l) }'; then
+      bad=$((bad + 1))
+      echo "note pause_probe: ${f##*/}: HTTP $code in ${secs}s from '${who}'"
+    fi
+    awk -v t="$secs" -v s="$SHORT_READ_S" 'BEGIN { exit !(t >= s - 0.2) }' && slow=$((slow + 1))
+    max=$(awk -v t="$secs" -v m="$max" 'BEGIN { print (t > m ? t : m) }')
+  done
+  [[ -n "$verbose" ]] && echo "note pause_probe latencies (s): burst then one by one: ${all[*]}"
+  echo "note pause_probe: $name paused: $((2 * count)) calls, $slow waited the ${SHORT_READ_S}s read timeout and went elsewhere, max ${max}s"
+  if [[ "$bad" == 0 && "$slow" -gt 0 ]]; then
+    echo "ok pause_probe: with $name paused every call is answered elsewhere within ${limit}s"
+    total_passed=$((total_passed + 1))
+  else
+    fail "pause_probe: with $name paused, $bad of $((2 * count)) calls failed or took over ${limit}s; $slow reached it"
+  fi
+}
 
 started=0
 make_keys
@@ -272,7 +356,10 @@ if [[ "$started" == 1 && "$bench" == 1 ]]; then
   exit $?
 fi
 
-if [[ "$started" == 1 ]]; then
+if [[ "$started" == 1 && "$hang" == 1 ]]; then
+  echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}" >&2
+  pause_probe a 30 verbose
+elif [[ "$started" == 1 ]]; then
   echo "$TAG: nginx on 127.0.0.1:$NGINX_PORT, instances a=${PORTS[a]} b=${PORTS[b]} c=${PORTS[c]}, redis on $REDIS_PORT" >&2
   run_counted multi-instance multi.py "$VENV/bin/python" "$PY_DIR/multi.py" \
     --nginx "http://127.0.0.1:$NGINX_PORT/mcp" \
@@ -282,6 +369,8 @@ if [[ "$started" == 1 ]]; then
     --kill-pid "c=${PIDS[c]}" \
     --redis-port "$REDIS_PORT" --redis-conf "$TMP/redis/redis.conf" \
     --timeout "$RUN_TIMEOUT"
+  # multi.py has killed c; a is paused, b answers.
+  pause_probe a
   if [[ "$total_failed" != 0 ]]; then
     echo "$TAG: --- nginx error log (last 20 lines) ---" >&2
     tail -n 20 "$TMP/nginx/logs/error.log" >&2 || true
