@@ -5,7 +5,7 @@ mod publisher;
 mod subscriber;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -68,10 +68,11 @@ use crate::server::{ChangeBus, ChangeEvent, ServerHandle};
 pub struct RedisChangeBus {
     endpoint: Endpoint,
     settings: Settings,
-    /// The publishing queue and thread, made at the first use (so that the
-    /// settings above can still change the queue's bound).
-    queue: OnceLock<Queue>,
+    queue: Queue,
     counters: Arc<Counters>,
+    /// Whether the publishing thread was started (at the first change or
+    /// when the server is built, after the settings).
+    started: AtomicBool,
     attached: AtomicBool,
 }
 
@@ -95,12 +96,26 @@ pub(crate) struct Counters {
 
 /// The publisher's queue: `receiver` is a clone of the thread's, kept to
 /// take the oldest event out when the queue is full; dropping `stop`
-/// (with the bus) tells the thread to end.
+/// (with the bus) disconnects `stopped`, which tells the thread to end.
 #[derive(Debug)]
 struct Queue {
     sender: Sender<String>,
     receiver: Receiver<String>,
     _stop: Sender<()>,
+    stopped: Receiver<()>,
+}
+
+impl Queue {
+    fn new(bound: usize) -> Queue {
+        let (sender, receiver) = crossbeam_channel::bounded(bound);
+        let (stop, stopped) = crossbeam_channel::bounded(0);
+        Queue {
+            sender,
+            receiver,
+            _stop: stop,
+            stopped,
+        }
+    }
 }
 
 impl RedisChangeBus {
@@ -130,8 +145,9 @@ impl RedisChangeBus {
                 max_backoff: Duration::from_secs(5),
                 idle_ping: Duration::from_secs(30),
             },
-            queue: OnceLock::new(),
+            queue: Queue::new(1024),
             counters: Arc::new(Counters::default()),
+            started: AtomicBool::new(false),
             attached: AtomicBool::new(false),
         })
     }
@@ -150,6 +166,7 @@ impl RedisChangeBus {
     /// ([`dropped`](Self::dropped)).
     pub fn max_queued(mut self, events: usize) -> Self {
         self.settings.max_queued = events.max(1);
+        self.queue = Queue::new(self.settings.max_queued);
         self
     }
 
@@ -195,24 +212,18 @@ impl RedisChangeBus {
         self.counters.published.load(Ordering::Relaxed)
     }
 
-    /// The queue, and its thread started, at the first use.
+    /// The queue, its thread started at the first use.
     fn queue(&self) -> &Queue {
-        self.queue.get_or_init(|| {
-            let (sender, receiver) = crossbeam_channel::bounded(self.settings.max_queued);
-            let (stop, stopped) = crossbeam_channel::bounded(0);
+        if !self.started.swap(true, Ordering::SeqCst) {
             publisher::start(
                 self.endpoint.clone(),
                 self.settings.clone(),
                 Arc::clone(&self.counters),
-                receiver.clone(),
-                stopped,
+                self.queue.receiver.clone(),
+                self.queue.stopped.clone(),
             );
-            Queue {
-                sender,
-                receiver,
-                _stop: stop,
-            }
-        })
+        }
+        &self.queue
     }
 
     /// Counts one dropped event, logging the 1st, 2nd, 4th, 8th, ….

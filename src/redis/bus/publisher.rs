@@ -141,7 +141,8 @@ impl Publisher {
         }
         match self.connection.as_mut() {
             Some(connection) => Ok(connection),
-            None => Err(redis::RedisError::from(std::io::Error::other(
+            None => Err(redis::RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
                 "not connected",
             ))),
         }
