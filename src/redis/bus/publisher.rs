@@ -135,7 +135,8 @@ impl Publisher {
                 self.await_subscribers(&mut connection)?;
                 self.outage = false;
             } else if self.receivers == 0 {
-                self.receivers = subscribers(&mut connection, &self.settings.channel)?;
+                let now = subscribers(&mut connection, &self.settings.channel)?;
+                self.receivers = now.unwrap_or(0);
             }
             self.connection = Some(connection);
         }
@@ -154,10 +155,10 @@ impl Publisher {
     fn await_subscribers(&self, connection: &mut redis::Connection) -> redis::RedisResult<()> {
         let deadline = Instant::now() + self.settings.max_backoff + self.endpoint.timeout;
         loop {
-            let now = subscribers(connection, &self.settings.channel)?;
-            if now >= self.receivers {
-                return Ok(());
-            }
+            let now = match subscribers(connection, &self.settings.channel)? {
+                Some(now) if now < self.receivers => now,
+                _ => return Ok(()),
+            };
             if Instant::now() >= deadline {
                 log::info!(
                     "Redis change bus: {now} of {} subscribers are back; sending the kept changes",
@@ -187,21 +188,22 @@ impl Publisher {
     }
 }
 
-/// `PUBSUB NUMSUB channel`: how many connections subscribe to it. A
-/// server that refuses the command (an ACL) is not waited for: `i64::MAX`.
-fn subscribers(connection: &mut redis::Connection, channel: &str) -> redis::RedisResult<i64> {
+/// `PUBSUB NUMSUB channel`: how many connections subscribe to it; `None`
+/// when the server refuses the command (an ACL): then nobody is waited for.
+fn subscribers(
+    connection: &mut redis::Connection,
+    channel: &str,
+) -> redis::RedisResult<Option<i64>> {
     let answer: redis::RedisResult<(String, i64)> = redis::cmd("PUBSUB")
         .arg("NUMSUB")
         .arg(channel)
         .query(connection);
     match answer {
-        Ok((_, count)) => Ok(count),
+        Ok((_, count)) => Ok(Some(count)),
         Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => Err(e),
         Err(e) => {
-            log::debug!(
-                "Redis change bus: PUBSUB NUMSUB refused ({e}); not waiting for subscribers"
-            );
-            Ok(i64::MAX)
+            log::debug!("Redis change bus: PUBSUB NUMSUB refused ({e})");
+            Ok(None)
         }
     }
 }
