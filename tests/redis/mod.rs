@@ -172,7 +172,11 @@ fn a_full_queue_drops_the_oldest_change_and_counts_it() {
             other => panic!("{:?}", other),
         }
     }
-    assert_eq!(&delivered[delivered.len() - 2..], &uris[3..], "the newest survive");
+    assert_eq!(
+        &delivered[delivered.len() - 2..],
+        &uris[3..],
+        "the newest survive"
+    );
     assert!(!delivered.contains(&uris[1]) && !delivered.contains(&uris[2]));
     assert_eq!(delivered.len() as u64 + bus.dropped(), 5, "{:?}", delivered);
     // Counted once Redis answered, which may be after the listener heard.
@@ -223,4 +227,91 @@ fn junk_and_oversized_messages_are_skipped_and_the_subscription_kept() {
 fn a_bad_url_is_refused_without_its_text() {
     let error = RedisChangeBus::new("http://user:hunter2@example.com/").expect_err("refused");
     assert!(!error.to_string().contains("hunter2"), "{}", error);
+}
+
+/// The connections `redis` has, by name (`CLIENT LIST`'s `name=`), ours
+/// named `test`.
+fn others_connected(admin: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(admin)
+        .expect("CLIENT LIST");
+    list.lines()
+        .filter(|line| !line.contains(" name=test "))
+        .count()
+}
+
+// The subscriber ends when its server closes, the publisher when the bus
+// is dropped (with the server): both connections go.
+#[test]
+fn the_threads_end_with_the_server() {
+    let redis = RedisServer::start(&[]);
+    let server = instance(&redis);
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    let mut client = connect(&server, json!({}));
+    server.handle().notify_tools_list_changed();
+    notifications_until(&mut client, TOOLS, WAIT);
+    let mut admin = redis.connection(None);
+    redis::cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("test")
+        .query::<()>(&mut admin)
+        .expect("CLIENT SETNAME");
+    // The publisher's connection is made at the server's start, when Redis
+    // is there: publisher and subscriber.
+    assert_eq!(others_connected(&mut admin), 2);
+
+    server.handle().close();
+    redis.await_subscribers_below(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    drop(client);
+    drop(server);
+    let deadline = Instant::now() + WAIT;
+    while others_connected(&mut admin) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "a connection outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// After `idle_ping` of silence the subscriber sends PING (CLIENT LIST shows
+// it as the connection's last command) and, answered, keeps its
+// subscription: a change published after it still arrives.
+#[test]
+fn an_idle_subscriber_pings_and_stays_subscribed() {
+    let redis = RedisServer::start(&[]);
+    let server = instance_on(bus(&redis).idle_ping(Duration::from_secs(1)));
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    let mut client = connect(&server, json!({}));
+    let mut admin = redis.connection(None);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let list: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut admin)
+            .expect("CLIENT LIST");
+        if list
+            .lines()
+            .any(|l| l.contains(" sub=1 ") && l.contains(" cmd=ping"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no PING from the subscriber: {}",
+            list
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let other = ChangeEvent {
+        origin: "other".into(),
+        change: Change::ToolsListChanged,
+    };
+    redis::cmd("PUBLISH")
+        .arg(RedisChangeBus::DEFAULT_CHANNEL)
+        .arg(other.to_json())
+        .query::<i64>(&mut admin)
+        .expect("PUBLISH");
+    assert_eq!(notifications_until(&mut client, TOOLS, WAIT), [TOOLS]);
 }

@@ -102,6 +102,15 @@ impl RedisServer {
 
     /// Waits until `count` connections subscribe to `channel`.
     pub fn await_subscribers(&self, channel: &str, count: i64) {
+        self.await_numsub(channel, |now| now >= count, "at least", count);
+    }
+
+    /// Waits until fewer than `count` connections subscribe to `channel`.
+    pub fn await_subscribers_below(&self, channel: &str, count: i64) {
+        self.await_numsub(channel, |now| now < count, "fewer than", count);
+    }
+
+    fn await_numsub(&self, channel: &str, done: impl Fn(i64) -> bool, what: &str, count: i64) {
         let mut connection = self.connection(None);
         let deadline = Instant::now() + START;
         loop {
@@ -110,15 +119,16 @@ impl RedisServer {
                 .arg(channel)
                 .query(&mut connection)
                 .expect("PUBSUB NUMSUB");
-            if now >= count {
+            if done(now) {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "{} of {} subscribers on {}",
+                "{} subscribers on {}, not {} {}",
                 now,
-                count,
-                channel
+                channel,
+                what,
+                count
             );
             std::thread::sleep(Duration::from_millis(20));
         }
