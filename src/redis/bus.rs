@@ -45,9 +45,9 @@ use crate::server::{ChangeBus, ChangeEvent, ServerHandle};
 ///   published by others while this subscriber was disconnected and
 ///   Redis was up are not heard (plain pub/sub keeps nothing).
 ///
-/// Every connection has the [`Endpoint`] timeouts: 2 s to connect, 2 s
-/// per write and per reply on the publisher's connection. Nothing Redis
-/// sends can panic a thread.
+/// Every connection has the same [`timeout`](Self::timeout): 2 s to
+/// connect, 2 s per write and per reply. Nothing Redis sends can panic a
+/// thread.
 ///
 /// ```no_run
 /// use tiny_mcp::{RedisChangeBus, Server};
@@ -196,6 +196,16 @@ impl RedisChangeBus {
     /// is noticed within this plus 2 s.
     pub fn idle_ping(mut self, every: Duration) -> Self {
         self.settings.idle_ping = every.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How long connecting to Redis, one write and one reply may take, on
+    /// the publisher's connection and the subscriber's (whose reads wait
+    /// for messages, but whose `PING` is answered within it); default 2 s,
+    /// at least 1 ms. The publisher keeps a change whose `PUBLISH` timed
+    /// out and sends it again (it may then arrive twice).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.endpoint.timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
