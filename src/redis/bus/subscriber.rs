@@ -43,8 +43,9 @@ struct Subscriber {
 enum Ended {
     /// The server closed: the thread ends.
     Closed,
-    /// The connection failed, after a subscription if `subscribed`.
-    Lost(redis::RedisError, bool),
+    /// The connection failed; after a subscription that lasted this long,
+    /// if it was made.
+    Lost(redis::RedisError, Option<Duration>),
 }
 
 impl Subscriber {
@@ -54,8 +55,11 @@ impl Subscriber {
         loop {
             match self.listen() {
                 Ended::Closed => return,
-                Ended::Lost(e, subscribed) => {
-                    if subscribed {
+                Ended::Lost(e, lived) => {
+                    let subscribed = lived.is_some();
+                    // A subscription that fails as soon as it is made
+                    // (a proxy closing it) is retried with growing waits.
+                    if matches!(lived, Some(lived) if lived >= self.settings.max_backoff) {
                         backoff.reset();
                     }
                     if subscribed || !failing {
@@ -80,14 +84,15 @@ impl Subscriber {
         let timeout = self.endpoint.timeout;
         let mut connection = match self.endpoint.connect(Some(timeout)) {
             Ok(connection) => connection,
-            Err(e) => return Ended::Lost(e, false),
+            Err(e) => return Ended::Lost(e, None),
         };
         let mut pubsub = connection.as_pubsub();
         if let Err(e) = pubsub.subscribe(&self.settings.channel) {
-            return Ended::Lost(e, false);
+            return Ended::Lost(e, None);
         }
+        let since = Instant::now();
         if let Err(e) = pubsub.set_read_timeout(Some(CLOSED_POLL)) {
-            return Ended::Lost(e, true);
+            return Ended::Lost(e, Some(since.elapsed()));
         }
         log::debug!(
             "Redis change bus: subscribed to {:?}",
@@ -115,12 +120,12 @@ impl Subscriber {
                             .and_then(|()| pubsub.ping::<redis::Value>())
                             .and_then(|_| pubsub.set_read_timeout(Some(CLOSED_POLL)));
                         if let Err(e) = answered {
-                            return Ended::Lost(e, true);
+                            return Ended::Lost(e, Some(since.elapsed()));
                         }
                         heard = Instant::now();
                     }
                 }
-                Err(e) => return Ended::Lost(e, true),
+                Err(e) => return Ended::Lost(e, Some(since.elapsed())),
             }
         }
     }
