@@ -181,7 +181,8 @@ impl RedisChangeBus {
 
     /// The wait before reconnecting, for the publisher and the subscriber
     /// alike: `first`, doubled after each failure up to `max`, back to
-    /// `first` after a success; default 100 ms and 5 s. A zero `first` is
+    /// `first` after a success (a `PUBLISH` answered; a subscription that
+    /// lasted at least `max`); default 100 ms and 5 s. A zero `first` is
     /// taken as 1 ms; a `max` below `first` as `first`.
     pub fn reconnect_backoff(mut self, first: Duration, max: Duration) -> Self {
         self.settings.min_backoff = first.max(Duration::from_millis(1));
