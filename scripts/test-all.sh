@@ -108,6 +108,11 @@ step tracing bash -c \
 step opentelemetry bash -c \
     'cargo clippy --all-targets --features opentelemetry -- -D warnings && cargo test --features opentelemetry --lib trace_parent && cargo test --manifest-path tests/otel/Cargo.toml'
 scratch tests/otel/target
+# Feature `redis` (Rust 1.88): clippy, and `RedisChangeBus` against Debian's
+# redis-server started by the tests themselves (installed here when
+# missing; the tests fail, not skip, without it).
+step redis bash -c \
+    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis::'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py

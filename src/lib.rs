@@ -419,9 +419,9 @@ pub use client::oauth;
 pub use client::{
     CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
-pub use verify::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 #[cfg(feature = "redis")]
 pub use redis::{RedisChangeBus, RedisTaskStore};
+pub use verify::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 #[cfg(feature = "jwt")]
 pub use verify::{JwtVerifier, JwtVerifierBuilder};
 

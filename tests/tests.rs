@@ -22,6 +22,8 @@ mod http;
 mod memory;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(feature = "skills")]
 mod skills;
 mod stdio;

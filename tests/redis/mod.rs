@@ -1,0 +1,329 @@
+//! Feature `redis` against a real `redis-server` (DESIGN.md §30; issue 30
+//! item 1): `RedisChangeBus` carries changes between two servers of one
+//! process as between two instances. Each test starts its own
+//! `redis-server` on a free loopback port (`support.rs`); a missing
+//! `redis-server` fails the test.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tiny_mcp::{Change, ChangeBus, ChangeEvent, MemoryClient, Message, RedisChangeBus, Server};
+
+use self::support::RedisServer;
+use crate::support::{connect, messages_before_ping, WAIT};
+
+/// Reconnections in the tests are quick (the default back-off tops at 5 s).
+const FIRST: Duration = Duration::from_millis(10);
+const MAX: Duration = Duration::from_millis(200);
+
+fn bus(redis: &RedisServer) -> RedisChangeBus {
+    RedisChangeBus::new(&redis.url())
+        .expect("a Redis URL")
+        .reconnect_backoff(FIRST, MAX)
+}
+
+/// A server on `redis`, its subscriber started (it is once `build` returns;
+/// whether it is subscribed yet is `RedisServer::await_subscribers`').
+fn instance(redis: &RedisServer) -> Server {
+    instance_on(bus(redis))
+}
+
+fn instance_on(bus: RedisChangeBus) -> Server {
+    Server::builder("redis-tests", "1")
+        .offer_tools()
+        .offer_prompts()
+        .change_bus(bus)
+        .build()
+}
+
+/// The methods of the notifications `client` receives until one of
+/// `method` arrives (included), within `wait`.
+fn notifications_until(client: &mut MemoryClient, method: &str, wait: Duration) -> Vec<String> {
+    let deadline = Instant::now() + wait;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match client.recv_timeout(left) {
+            Some(Message::Notification(n)) => {
+                let done = n.method == method;
+                seen.push(n.method);
+                if done {
+                    return seen;
+                }
+            }
+            Some(_) => {}
+            None => panic!("no {} within {:?}; heard {:?}", method, wait, seen),
+        }
+    }
+}
+
+fn count(methods: &[String], method: &str) -> usize {
+    methods.iter().filter(|m| *m == method).count()
+}
+
+const TOOLS: &str = "notifications/tools/list_changed";
+const PROMPTS: &str = "notifications/prompts/list_changed";
+
+// Issue 30 item 1: a change made on A reaches B's clients through Redis,
+// and A, which hears its own event back from Redis, drops it (its client
+// hears of the change once). A's echo is on the subscription before B's
+// change (A's PUBLISH was answered before B's client heard it), so once
+// B's change reached A, A's echo was handled; the same for B.
+#[test]
+fn a_change_reaches_the_other_instance_and_the_echo_is_dropped() {
+    let redis = RedisServer::start(&[]);
+    let a = instance(&redis);
+    let b = instance(&redis);
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 2);
+    let mut on_a = connect(&a, json!({}));
+    let mut on_b = connect(&b, json!({}));
+
+    a.handle().notify_tools_list_changed();
+    let heard_b = notifications_until(&mut on_b, TOOLS, WAIT);
+    assert_eq!(count(&heard_b, TOOLS), 1, "{:?}", heard_b);
+
+    b.handle().notify_prompts_list_changed();
+    let mut heard_a = notifications_until(&mut on_a, PROMPTS, WAIT);
+    heard_a.extend(method_names(messages_before_ping(&mut on_a)));
+    assert_eq!(heard_a, [TOOLS, PROMPTS], "A's own echo is dropped");
+
+    // And B's: A's next change follows B's echo on B's subscription.
+    a.handle().notify_tools_list_changed();
+    let heard_b = notifications_until(&mut on_b, TOOLS, WAIT);
+    assert_eq!(heard_b, [PROMPTS, TOOLS], "B's own echo is dropped");
+}
+
+fn method_names(messages: Vec<Message>) -> Vec<String> {
+    messages
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::Notification(n) => Some(n.method),
+            _ => None,
+        })
+        .collect()
+}
+
+// Issue 30 item 1: changes made while Redis is unreachable are sent once
+// it is back, and reach the other instance's clients: the publisher
+// waits for the subscribers it reached before (B's is slower to come back
+// than A's publisher here, as it may be in a deployment).
+#[test]
+fn changes_made_while_redis_is_down_reach_the_other_instance_after_it() {
+    let mut redis = RedisServer::start(&[]);
+    let a = instance(&redis);
+    let slow = Duration::from_millis(400);
+    let b = instance_on(bus(&redis).reconnect_backoff(slow, slow));
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 2);
+    let mut on_b = connect(&b, json!({}));
+    a.handle().notify_tools_list_changed();
+    notifications_until(&mut on_b, TOOLS, WAIT);
+
+    redis.stop();
+    a.handle().notify_prompts_list_changed();
+    a.handle().notify_tools_list_changed();
+    redis.restart();
+
+    let heard = notifications_until(&mut on_b, TOOLS, WAIT * 2);
+    assert_eq!(heard, [PROMPTS, TOOLS], "in order, once each");
+}
+
+// Issue 30 item 1: with the queue full (Redis refusing the publisher:
+// `--requirepass`, and the bus has no password), the oldest change is
+// dropped and counted, the newest survive, and a refused PUBLISH is kept
+// and sent once Redis takes it.
+#[test]
+fn a_full_queue_drops_the_oldest_change_and_counts_it() {
+    let redis = RedisServer::start(&["--requirepass", "secret"]);
+    let bus = bus(&redis).max_queued(2);
+    let uris: Vec<String> = (1..=5).map(|i| format!("file:///{}", i)).collect();
+    for uri in &uris {
+        bus.publish(&ChangeEvent {
+            origin: "test".into(),
+            change: Change::ResourceUpdated(uri.clone()),
+        });
+    }
+    // The thread holds at most one change (whichever was oldest when it
+    // took one), retrying; two wait in the queue; the rest were dropped.
+    let dropped = bus.dropped();
+    assert!((2..=3).contains(&dropped), "dropped {}", dropped);
+
+    let mut listener = redis.connection(Some("secret"));
+    let mut pubsub = listener.as_pubsub();
+    pubsub
+        .subscribe(RedisChangeBus::DEFAULT_CHANNEL)
+        .expect("SUBSCRIBE");
+    let mut admin = redis.connection(Some("secret"));
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("requirepass")
+        .arg("")
+        .query::<()>(&mut admin)
+        .expect("CONFIG SET requirepass");
+
+    pubsub.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    let mut delivered = Vec::new();
+    while delivered.last() != Some(&uris[4]) {
+        let message = pubsub.get_message().expect("a published change");
+        let payload: String = message.get_payload().expect("text");
+        match ChangeEvent::from_json(&payload).expect("an event").change {
+            Change::ResourceUpdated(uri) => delivered.push(uri),
+            other => panic!("{:?}", other),
+        }
+    }
+    assert_eq!(
+        &delivered[delivered.len() - 2..],
+        &uris[3..],
+        "the newest survive"
+    );
+    // At most one older change: the one the thread held, in order.
+    assert!(delivered.len() <= 3, "{:?}", delivered);
+    assert!(delivered.windows(2).all(|w| w[0] < w[1]), "{:?}", delivered);
+    assert_eq!(delivered.len() as u64 + bus.dropped(), 5, "{:?}", delivered);
+    // Counted once Redis answered, which may be after the listener heard.
+    let deadline = Instant::now() + WAIT;
+    while bus.published() < delivered.len() as u64 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(bus.published(), delivered.len() as u64);
+}
+
+// Issue 30 item 1: a message that is not a change event, or is over
+// `max_message_bytes`, is skipped; the subscription goes on.
+#[test]
+fn junk_and_oversized_messages_are_skipped_and_the_subscription_kept() {
+    let redis = RedisServer::start(&[]);
+    let server = Server::builder("redis-tests", "1")
+        .offer_tools()
+        .offer_prompts()
+        .change_bus(bus(&redis).max_message_bytes(1024))
+        .build();
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    let mut client = connect(&server, json!({}));
+    let mut publisher = redis.connection(None);
+    let oversized = json!({"origin": "other", "change": "tools", "pad": "x".repeat(2000)});
+    let prompts = ChangeEvent {
+        origin: "other".into(),
+        change: Change::PromptsListChanged,
+    };
+    for message in [
+        b"not json".to_vec(),
+        vec![0xff, 0xfe],
+        oversized.to_string().into_bytes(),
+        prompts.to_json().into_bytes(),
+    ] {
+        redis::cmd("PUBLISH")
+            .arg(RedisChangeBus::DEFAULT_CHANNEL)
+            .arg(message)
+            .query::<i64>(&mut publisher)
+            .expect("PUBLISH");
+    }
+    let heard = notifications_until(&mut client, PROMPTS, WAIT);
+    assert_eq!(heard, [PROMPTS], "the oversized tools change was skipped");
+}
+
+// The URL is checked when the bus is made, and not repeated (it may hold
+// a password).
+#[test]
+fn a_bad_url_is_refused_without_its_text() {
+    let error = RedisChangeBus::new("http://user:hunter2@example.com/").expect_err("refused");
+    assert!(!error.to_string().contains("hunter2"), "{}", error);
+}
+
+/// The connections `redis` has, by name (`CLIENT LIST`'s `name=`), ours
+/// named `test`.
+fn others_connected(admin: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(admin)
+        .expect("CLIENT LIST");
+    list.lines()
+        .filter(|line| !line.contains(" name=test "))
+        .count()
+}
+
+// The subscriber ends when its server closes, the publisher when the bus
+// is dropped (with the server): both connections go.
+#[test]
+fn the_threads_end_with_the_server() {
+    let redis = RedisServer::start(&[]);
+    let server = instance(&redis);
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    let mut client = connect(&server, json!({}));
+    server.handle().notify_tools_list_changed();
+    notifications_until(&mut client, TOOLS, WAIT);
+    let mut admin = redis.connection(None);
+    redis::cmd("CLIENT")
+        .arg("SETNAME")
+        .arg("test")
+        .query::<()>(&mut admin)
+        .expect("CLIENT SETNAME");
+    // The publisher connects when its thread starts (at the server's
+    // start, Redis being there), the subscriber when its does.
+    await_others_connected(&mut admin, |n| n == 2, "publisher and subscriber");
+
+    server.handle().close();
+    redis.await_subscribers_below(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    drop(client);
+    drop(server);
+    await_others_connected(&mut admin, |n| n == 0, "none once the server is gone");
+}
+
+fn await_others_connected(admin: &mut redis::Connection, done: impl Fn(usize) -> bool, what: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let now = others_connected(admin);
+        if done(now) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} connections, expected {}",
+            now,
+            what
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// After `idle_ping` of silence the subscriber sends PING (CLIENT LIST shows
+// it as the connection's last command) and, answered, keeps its
+// subscription: a change published after it still arrives.
+#[test]
+fn an_idle_subscriber_pings_and_stays_subscribed() {
+    let redis = RedisServer::start(&[]);
+    let server = instance_on(bus(&redis).idle_ping(Duration::from_secs(1)));
+    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    let mut client = connect(&server, json!({}));
+    let mut admin = redis.connection(None);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let list: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut admin)
+            .expect("CLIENT LIST");
+        if list
+            .lines()
+            .any(|l| l.contains(" sub=1 ") && l.contains(" cmd=ping"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no PING from the subscriber: {}",
+            list
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let other = ChangeEvent {
+        origin: "other".into(),
+        change: Change::ToolsListChanged,
+    };
+    redis::cmd("PUBLISH")
+        .arg(RedisChangeBus::DEFAULT_CHANNEL)
+        .arg(other.to_json())
+        .query::<i64>(&mut admin)
+        .expect("PUBLISH");
+    assert_eq!(notifications_until(&mut client, TOOLS, WAIT), [TOOLS]);
+}
