@@ -112,7 +112,7 @@ scratch tests/otel/target
 # redis-server started by the tests themselves (installed here when
 # missing; the tests fail, not skip, without it).
 step redis bash -c \
-    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis::'
+    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis && cargo test --features redis --bench redis && cargo test --features redis --doc -- Redis'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
