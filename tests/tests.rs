@@ -22,6 +22,8 @@ mod http;
 mod memory;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(all(feature = "redis", feature = "tasks"))]
+mod redis_store;
 #[cfg(feature = "skills")]
 mod skills;
 mod stdio;

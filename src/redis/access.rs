@@ -4,7 +4,7 @@
 use redis::Value as Reply;
 
 use super::keys::{expiry_ms, lease_key, member_id, owner_key, record_key};
-use super::record::{decode, encode, too_large};
+use super::record::{cut_to_ms, decode, encode, too_large};
 use super::scripts::scripts;
 use super::store::RedisTaskStore;
 use crate::error::Error;
@@ -21,7 +21,8 @@ const MAX_TRIES: usize = 64;
 
 impl RedisTaskStore {
     /// The record's JSON, or, over the bound, its `failed` stand-in's.
-    fn bounded(&self, record: TaskRecord) -> Result<(String, TaskRecord), Error> {
+    fn bounded(&self, mut record: TaskRecord) -> Result<(String, TaskRecord), Error> {
+        cut_to_ms(&mut record);
         let value = encode(&record);
         let max = self.settings.max_record_bytes;
         if value.len() <= max {
@@ -33,7 +34,8 @@ impl RedisTaskStore {
             value.len(),
             max
         );
-        let failed = too_large(&record, value.len(), max);
+        let mut failed = too_large(&record, value.len(), max);
+        cut_to_ms(&mut failed);
         let value = encode(&failed);
         if value.len() > max {
             return Err(Error::msg(format!(

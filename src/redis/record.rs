@@ -97,6 +97,14 @@ pub(crate) fn decode(text: &[u8]) -> Option<TaskRecord> {
     Some(record)
 }
 
+/// `record` with its times cut to whole milliseconds, as [`encode`] keeps
+/// them (so that what `update` returns is what `get` reads).
+pub(crate) fn cut_to_ms(record: &mut TaskRecord) {
+    let cut = |time: SystemTime| UNIX_EPOCH + Duration::from_millis(epoch_ms(time));
+    record.created_at = cut(record.created_at);
+    record.last_updated_at = cut(record.last_updated_at);
+}
+
 /// `record` with what made it too large dropped: `failed`, with a
 /// `-32603` error saying so (never lost in silence).
 pub(crate) fn too_large(record: &TaskRecord, bytes: usize, max: usize) -> TaskRecord {
@@ -139,6 +147,7 @@ mod tests {
             .insert("k".into(), json!({"method": "elicitation/create"}));
         assert_eq!(decode(encode(&record).as_bytes()), Some(record.clone()));
         record.move_to(TaskStatus::Failed, None);
+        record.last_updated_at = record.created_at;
         record.error = Some(ErrorObject::internal("no"));
         record.result = Some(json!({"content": []}));
         assert_eq!(decode(encode(&record).as_bytes()), Some(record));
