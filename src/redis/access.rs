@@ -5,7 +5,6 @@ use redis::Value as Reply;
 
 use super::keys::{expiry_ms, lease_key, member_id, owner_key, record_key};
 use super::record::{cut_to_ms, decode, encode, too_large};
-use super::scripts::scripts;
 use super::store::RedisTaskStore;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
@@ -61,12 +60,17 @@ impl RedisTaskStore {
         let px = expiry_ms(&record, self.settings.lease);
         let s = &self.settings;
         let outcome: String = self.state.pool.run("insert", None, |c| {
-            keys.invoke(&scripts().insert, &value, px, self.lease_ms(&record))
-                .arg(s.max_tasks)
-                .arg(s.max_per_owner)
-                .arg(s.max_per_peer)
-                .arg(s.max_anonymous)
-                .invoke(c)
+            keys.invoke(
+                &self.state.scripts.insert,
+                &value,
+                px,
+                self.lease_ms(&record),
+            )
+            .arg(s.max_tasks)
+            .arg(s.max_per_owner)
+            .arg(s.max_per_peer)
+            .arg(s.max_anonymous)
+            .invoke(c)
         })?;
         let bound = |n: usize, whom: &str, name: &str| {
             Error::msg(format!(
@@ -191,7 +195,7 @@ impl RedisTaskStore {
             let keys = self.keys(&record);
             let px = expiry_ms(&record, self.settings.lease);
             let outcome: String = self.state.pool.run("update", None, |c| {
-                keys.invoke(&scripts().write, &value, px, 0)
+                keys.invoke(&self.state.scripts.write, &value, px, 0)
                     .arg(&old[..])
                     .arg(if unleased { "1" } else { "0" })
                     .invoke(c)

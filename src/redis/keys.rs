@@ -101,7 +101,7 @@ fn member(record: &TaskRecord) -> String {
 /// The id in a listing member; `None` when `member` is not one (a cursor
 /// the store did not give out).
 pub(crate) fn member_id(member: &str) -> Option<&str> {
-    let (time, id) = member.split_at_checked(16)?;
+    let (time, id) = (member.get(..16)?, member.get(16..)?);
     let id = id.strip_prefix(':')?;
     if time.bytes().all(|b| b.is_ascii_digit()) && !id.is_empty() {
         Some(id)

@@ -4,7 +4,6 @@
 
 use std::thread;
 
-use super::scripts::scripts;
 use super::store::RedisTaskStore;
 use crate::{ServerHandle, WeakServerHandle};
 
@@ -63,7 +62,12 @@ pub(crate) fn renew_once(store: &RedisTaskStore) {
         let mut done = Vec::new();
         for (id, keys) in &held {
             let kept: i64 = keys
-                .invoke(&scripts().renew, "", lease.saturating_mul(2), lease)
+                .invoke(
+                    &store.state.scripts.renew,
+                    "",
+                    lease.saturating_mul(2),
+                    lease,
+                )
                 .invoke(c)?;
             if kept == 0 {
                 done.push(id.clone());

@@ -10,8 +10,6 @@
 //! which of the share, peer and anonymous sets count it (`"110"`: the share
 //! and the peer), its listing member, and its lease (ms; 0: none).
 
-use std::sync::OnceLock;
-
 use redis::Script;
 
 /// What every script shares: `rescore` sets the expiry of the record's key
@@ -95,12 +93,18 @@ pub(crate) struct Scripts {
     pub(crate) renew: Script,
 }
 
-/// The scripts, built once per process.
-pub(crate) fn scripts() -> &'static Scripts {
-    static SCRIPTS: OnceLock<Scripts> = OnceLock::new();
-    SCRIPTS.get_or_init(|| Scripts {
-        insert: Script::new(&format!("{}{}", COMMON, INSERT)),
-        write: Script::new(&format!("{}{}", COMMON, WRITE)),
-        renew: Script::new(&format!("{}{}", COMMON, RENEW)),
-    })
+impl std::fmt::Debug for Scripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scripts")
+    }
+}
+
+impl Scripts {
+    pub(crate) fn new() -> Scripts {
+        Scripts {
+            insert: Script::new(&format!("{}{}", COMMON, INSERT)),
+            write: Script::new(&format!("{}{}", COMMON, WRITE)),
+            renew: Script::new(&format!("{}{}", COMMON, RENEW)),
+        }
+    }
 }

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use super::endpoint::Endpoint;
 use super::keys::Keys;
 use super::pool::Pool;
+use super::scripts::Scripts;
 use crate::error::Error;
 use crate::{ServerHandle, TaskCommand, TaskRecord, TaskStore};
 
@@ -88,6 +89,7 @@ pub(crate) struct State {
     pub(crate) instance: Mutex<Option<String>>,
     /// The running tasks whose lease this instance renews, by id.
     pub(crate) held: Mutex<HashMap<String, Keys>>,
+    pub(crate) scripts: Scripts,
 }
 
 impl RedisTaskStore {
@@ -122,6 +124,7 @@ impl RedisTaskStore {
                 pool: Pool::new(endpoint, 8),
                 instance: Mutex::new(None),
                 held: Mutex::new(HashMap::new()),
+                scripts: Scripts::new(),
             }),
         })
     }
