@@ -182,9 +182,10 @@ impl RedisTaskStore {
     }
 
     /// Sets how long [`forward`](TaskStore::forward) waits for the
-    /// instance that runs the task to answer (default 5 s).
+    /// instance that runs the task to answer (default 5 s, at least
+    /// 10 ms).
     pub fn with_forward_timeout(mut self, timeout: Duration) -> RedisTaskStore {
-        self.settings.forward_timeout = timeout;
+        self.settings.forward_timeout = timeout.max(Duration::from_millis(10));
         self
     }
 
