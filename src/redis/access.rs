@@ -115,20 +115,34 @@ impl RedisTaskStore {
 
     /// The record, after moving it to `failed` when its instance is gone.
     pub(crate) fn read(&self, id: &str) -> Result<Option<TaskRecord>, Error> {
+        let mut found = self.read_many(&[id])?;
+        Ok(found.pop().flatten())
+    }
+
+    /// The records of `ids` (in one round trip, with their leases), each
+    /// after moving it to `failed` when its instance is gone; `None` for
+    /// one unknown or expired.
+    fn read_many(&self, ids: &[&str]) -> Result<Vec<Option<TaskRecord>>, Error> {
         let prefix = &self.settings.prefix;
-        let (value, lease): (Option<Vec<u8>>, Option<Vec<u8>>) =
-            self.state.pool.run("get", None, |c| {
-                redis::cmd("MGET")
-                    .arg(record_key(prefix, id))
-                    .arg(lease_key(prefix, id))
-                    .query(c)
-            })?;
-        let record = match value {
-            None => return Ok(None),
-            Some(value) => decode(&value)
-                .ok_or_else(|| Error::msg(format!("task {}: not a task record", id)))?,
-        };
-        self.check_alive(record, lease.is_some())
+        let mut mget = redis::cmd("MGET");
+        for id in ids {
+            mget.arg(record_key(prefix, id)).arg(lease_key(prefix, id));
+        }
+        let values: Vec<Option<Vec<u8>>> = self.state.pool.read("get", |c| mget.query(c))?;
+        let mut found = Vec::with_capacity(ids.len());
+        for (id, pair) in ids.iter().zip(values.chunks(2)) {
+            let record = match pair.first() {
+                Some(Some(value)) => decode(value)
+                    .ok_or_else(|| Error::msg(format!("task {}: not a task record", id)))?,
+                _ => {
+                    found.push(None);
+                    continue;
+                }
+            };
+            let leased = matches!(pair.get(1), Some(Some(_)));
+            found.push(self.check_alive(record, leased)?);
+        }
+        Ok(found)
     }
 
     /// `record` as it is, or `failed` when it runs on another instance
@@ -164,7 +178,7 @@ impl RedisTaskStore {
         let value: Option<Vec<u8>> = self
             .state
             .pool
-            .run("get", None, |c| redis::cmd("GET").arg(&key).query(c))?;
+            .read("get", |c| redis::cmd("GET").arg(&key).query(c))?;
         Ok(value.and_then(|v| decode(&v)))
     }
 
@@ -183,7 +197,7 @@ impl RedisTaskStore {
             let old: Option<Vec<u8>> = self
                 .state
                 .pool
-                .run("update", None, |c| redis::cmd("GET").arg(&key).query(c))?;
+                .read("update", |c| redis::cmd("GET").arg(&key).query(c))?;
             let old = match old {
                 Some(old) => old,
                 None => return Ok(None),
@@ -235,7 +249,7 @@ impl RedisTaskStore {
         };
         let prefix = &self.settings.prefix;
         let listing = owner_key(prefix, owner);
-        let members: Vec<String> = self.state.pool.run("list", None, |c| {
+        let members: Vec<String> = self.state.pool.read("list", |c| {
             redis::cmd("ZRANGEBYLEX")
                 .arg(&listing)
                 .arg(&from)
@@ -247,10 +261,17 @@ impl RedisTaskStore {
         })?;
         let next = members.get(limit).cloned();
         let members = &members[..members.len().min(limit)];
+        let valid: Vec<(&str, &str)> = members
+            .iter()
+            .filter_map(|m| member_id(m).map(|id| (m.as_str(), id)))
+            .collect();
+        let ids: Vec<&str> = valid.iter().map(|&(_, id)| id).collect();
         let mut page = Vec::new();
-        for member in members {
-            let id = member_id(member).unwrap_or_default();
-            match self.read(id)? {
+        if ids.is_empty() {
+            return Ok((page, next));
+        }
+        for (&(member, _), record) in valid.iter().zip(self.read_many(&ids)?) {
+            match record {
                 Some(record) if record.owner == owner => page.push(record),
                 Some(_) => {}
                 None => {

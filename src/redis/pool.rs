@@ -36,6 +36,34 @@ impl Pool {
         }
     }
 
+    /// [`run`](Self::run) for a command that only reads: when a pooled
+    /// connection fails (Redis restarted, or closed it), once more on a
+    /// fresh one.
+    pub(crate) fn read<T>(
+        &self,
+        what: &str,
+        mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, Error> {
+        let pooled = self.idle.lock().pop();
+        if let Some(mut connection) = pooled {
+            match work(&mut connection) {
+                Ok(value) => {
+                    self.put_back(connection);
+                    return Ok(value);
+                }
+                Err(e) => log::debug!("Redis, {}: {}; on a new connection", what, e),
+            }
+        }
+        self.run(what, None, work)
+    }
+
+    fn put_back(&self, connection: Connection) {
+        let mut idle = self.idle.lock();
+        if idle.len() < self.max {
+            idle.push(connection);
+        }
+    }
+
     /// Runs `work` on a pooled connection whose replies may take `read`
     /// (`None`: the endpoint's timeout); a Redis error is an [`Error`]
     /// naming `what`.
@@ -63,9 +91,8 @@ impl Pool {
                 || connection
                     .set_read_timeout(Some(self.endpoint.timeout))
                     .is_ok();
-            let mut idle = self.idle.lock();
-            if reset && idle.len() < self.max {
-                idle.push(connection);
+            if reset {
+                self.put_back(connection);
             }
         }
         outcome.map_err(fail)

@@ -41,24 +41,34 @@ impl Redis {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new(REDIS_SERVER)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let redis = Redis { child, port };
+        Redis {
+            child: spawn(port),
+            port,
+        }
+        .answering()
+    }
+
+    /// Kills it and starts a new one on the same port (empty: nothing is
+    /// saved), as when Redis restarts.
+    pub(crate) fn restart(mut self) -> Redis {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(self.port);
+        self.answering()
+    }
+
+    /// Waits (at most 10 s) until it answers PING.
+    fn answering(self) -> Redis {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !redis.pings() {
+        while !self.pings() {
             assert!(
                 Instant::now() < deadline,
                 "redis-server on port {} did not answer PING within 10 s",
-                port
+                self.port
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-        redis
+        self
     }
 
     /// `redis://127.0.0.1:<port>/`.
@@ -77,6 +87,16 @@ impl Redis {
             && stream.read_exact(&mut answer).is_ok()
             && &answer == b"+PONG\r\n"
     }
+}
+
+fn spawn(port: u16) -> Child {
+    Command::new(REDIS_SERVER)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts")
 }
 
 impl Drop for Redis {

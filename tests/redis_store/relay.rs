@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tiny_mcp::{RedisTaskStore, Server, TaskStatus, TaskStore};
+use tiny_mcp::{ErrorKind, RedisTaskStore, Server, TaskCommand, TaskStatus, TaskStore};
 
 use super::Redis;
 use crate::support::recv;
@@ -143,4 +143,37 @@ fn a_stopped_instances_task_fails_within_its_lease() {
         failed
     );
     assert_eq!(failed["error"]["code"], -32603, "{}", failed);
+}
+
+// The command reader subscribes again after Redis restarts (with
+// back-off), and reads go on through the pool at once: a command forwarded afterwards reaches `a` and is answered
+// (here "not running here", -32602, since no handler runs that task).
+#[test]
+fn commands_reach_an_instance_again_after_redis_restarts() {
+    let redis = Redis::start();
+    let (a, _controls, _b, on_a) = pair(&redis);
+    let on_b = RedisTaskStore::new(&redis.url()).expect("a Redis URL");
+    assert_eq!(on_b.get("t"), None, "a pooled connection before");
+    let redis = redis.restart();
+    let mut task = super::record("t", "o", 60_000);
+    task.instance = a.handle().instance_id().to_string();
+    on_a.insert(task.clone()).unwrap();
+    // A read on a connection Redis closed is made again on a new one.
+    assert_eq!(on_b.get("t"), Some(task.clone()));
+    let cancel = TaskCommand::Cancel {
+        task_id: "t".into(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match on_b.forward(&task, &cancel) {
+            Err(e) if matches!(e.kind(), ErrorKind::InvalidParams(_)) => break,
+            outcome => assert!(
+                Instant::now() < deadline,
+                "not resubscribed within 10 s: {:?}",
+                outcome
+            ),
+        }
+        std::thread::yield_now();
+    }
+    drop(redis);
 }
