@@ -45,9 +45,12 @@ use crate::{ServerHandle, TaskCommand, TaskRecord, TaskStore};
 ///   applies it and answers on a reply list, awaited at most
 ///   [`with_forward_timeout`](Self::with_forward_timeout).
 ///
-/// One store serves one server: [`attach`](TaskStore::attach) starts its
-/// two threads (leases, commands) for that server's instance id. Clones
-/// share its connections and its instance. Not for Redis Cluster (the
+/// One store serves one server: [`attach`](TaskStore::attach) (when the
+/// server is built) starts its two threads (leases, commands) for that
+/// server's instance id, and waits until the command thread subscribed,
+/// at most 4 s when Redis does not answer (the thread then keeps trying,
+/// with back-off from 100 ms to 5 s). Clones share its connections and
+/// its instance. Not for Redis Cluster (the
 /// scripts touch keys of several slots). A Redis error answers `None`
 /// from `get` and `update` (logged at `warn`), `Err` from `insert`,
 /// `list` and `forward`; never a panic.

@@ -1,6 +1,7 @@
 //! `RedisTaskStore` (feature `redis`, DESIGN.md §30) against a real
-//! Redis: Debian's `/usr/bin/redis-server`, started per test on a free
-//! loopback port with nothing saved, killed when the test ends.
+//! Redis: Debian's `/usr/bin/redis-server` (or the program named by
+//! `TINY_MCP_REDIS_SERVER`, e.g. `valkey-server`), started per test on a
+//! free loopback port with nothing saved, killed when the test ends.
 //!
 //! `contract` checks the `TaskStore` contract (as `MemoryTaskStore`
 //! keeps it: records, listing, expiry, bounds, final states, concurrent
@@ -19,6 +20,11 @@ mod relay;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 
+/// The server program: `TINY_MCP_REDIS_SERVER`, else [`REDIS_SERVER`].
+fn program() -> String {
+    std::env::var("TINY_MCP_REDIS_SERVER").unwrap_or_else(|_| REDIS_SERVER.to_string())
+}
+
 /// A redis-server child process on 127.0.0.1, killed on drop.
 pub(crate) struct Redis {
     child: Child,
@@ -31,11 +37,13 @@ impl Redis {
     /// Panics with what to install when redis-server is missing: the
     /// tests must not pass without running.
     pub(crate) fn start() -> Redis {
+        let program = program();
         assert!(
-            std::path::Path::new(REDIS_SERVER).exists(),
+            std::path::Path::new(&program).exists(),
             "{} is missing: install Debian's redis-server package (CI does) \
-             to run the redis_store tests",
-            REDIS_SERVER
+             to run the redis_store tests, or name another server in \
+             TINY_MCP_REDIS_SERVER",
+            program
         );
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -90,7 +98,7 @@ impl Redis {
 }
 
 fn spawn(port: u16) -> Child {
-    Command::new(REDIS_SERVER)
+    Command::new(program())
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no"])
         .stdout(Stdio::null())
