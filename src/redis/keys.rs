@@ -7,7 +7,7 @@ use redis::ScriptInvocation;
 use super::record::epoch_ms;
 use crate::TaskRecord;
 
-/// The seven keys every script takes (`scripts.rs`), and the arguments
+/// The eight keys every script takes (`scripts.rs`), and the arguments
 /// that say which of them count the task.
 #[derive(Debug, Clone)]
 pub(crate) struct Keys {
@@ -17,8 +17,10 @@ pub(crate) struct Keys {
     /// `<prefix>count`, `<prefix>share:<share>`, `<prefix>peer:<peer>`,
     /// `<prefix>anonymous`.
     counts: [String; 4],
-    /// `<prefix>owner:<owner>`: the owner's listing.
+    /// `<prefix>owner:<owner>`: the owner's listing; and
+    /// `<prefix>expiry:<owner>`: its members by expiry.
     pub(crate) owner: String,
+    owner_expiry: String,
     /// `"SPA"`, each `1` when the share, the peer, the anonymous set
     /// counts the task.
     flags: String,
@@ -47,13 +49,14 @@ impl Keys {
                 format!("{}anonymous", prefix),
             ],
             owner: owner_key(prefix, &record.owner),
+            owner_expiry: format!("{}expiry:{}", prefix, record.owner),
             flags,
             member: member(record),
             id: record.task_id.clone(),
         }
     }
 
-    /// A script call with the seven keys and the six common arguments
+    /// A script call with the eight keys and the six common arguments
     /// (`value`: the record's JSON, `px`: its key's expiry in ms, `lease`:
     /// ms, 0 for none).
     pub(crate) fn invoke<'a>(
@@ -69,6 +72,7 @@ impl Keys {
             call.key(key);
         }
         call.key(&self.owner)
+            .key(&self.owner_expiry)
             .arg(epoch_ms(SystemTime::now()))
             .arg(&self.id)
             .arg(value)

@@ -1,11 +1,12 @@
 //! The Lua scripts that make each move of the task store atomic.
 //!
-//! Every script takes the same seven keys ([`Keys`](super::keys::Keys)):
+//! Every script takes the same eight keys ([`Keys`](super::keys::Keys)):
 //! the record, its lease, the sets that count kept tasks (all, the share's,
 //! the peer's, the anonymous owner's; sorted sets of task ids scored by the
-//! millisecond at which the record's key expires) and the owner's listing
+//! millisecond at which the record's key expires), the owner's listing
 //! (a sorted set of `<created ms, 16 digits>:<id>` members, all scored 0,
-//! read by lexical range). And the same first arguments: the time now (ms
+//! read by lexical range) and the same members scored by expiry, by which
+//! an insert removes up to 100 expired members from the owner's listing. And the same first arguments: the time now (ms
 //! since the epoch), the task id, the record's JSON, its key's expiry (ms),
 //! which of the share, peer and anonymous sets count it (`"110"`: the share
 //! and the peer), its listing member, and its lease (ms; 0: none).
@@ -31,6 +32,8 @@ local function rescore(px)
   end
   redis.call('ZADD', KEYS[7], 0, ARGV[6])
   extend(KEYS[7], px)
+  redis.call('ZADD', KEYS[8], now + px, ARGV[6])
+  extend(KEYS[8], px)
 end
 "#;
 
@@ -40,6 +43,11 @@ end
 const INSERT: &str = r#"
 local now = tonumber(ARGV[1])
 for i = 3, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+local gone = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now, 'LIMIT', 0, 100)
+for _, member in ipairs(gone) do
+  redis.call('ZREM', KEYS[7], member)
+  redis.call('ZREM', KEYS[8], member)
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[8]) then return 'all' end
 local names = {'share', 'peer', 'anon'}

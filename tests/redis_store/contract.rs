@@ -81,7 +81,7 @@ fn lists_an_owners_tasks_in_pages() {
 }
 
 // A finished task is forgotten once its TTL passed, and leaves the
-// listing and the count; a running one outlives its TTL.
+// count and the owner's listing; a running one outlives its TTL.
 #[test]
 fn finished_tasks_expire_running_ones_stay() {
     let redis = Redis::start();
@@ -98,10 +98,20 @@ fn finished_tasks_expire_running_ones_stay() {
         thread::yield_now();
     }
     assert_eq!(status(&store, "running"), Some(TaskStatus::Working));
+    // The insert drops the expired task from the owner's listing, before
+    // any listing reads it.
+    store.insert(record("third", "o", 60_000)).unwrap();
+    let mut redis_connection = redis::Client::open(redis.url())
+        .and_then(|client| client.get_connection())
+        .expect("a connection");
+    let listed: usize = redis::cmd("ZCARD")
+        .arg("tiny-mcp:owner:o")
+        .query(&mut redis_connection)
+        .expect("ZCARD");
+    assert_eq!(listed, 2, "running and third");
     let (page, _) = store.list("o", None, 10).unwrap();
     let ids: Vec<_> = page.iter().map(|r| r.task_id.as_str()).collect();
-    assert_eq!(ids, ["running"]);
-    store.insert(record("third", "o", 60_000)).unwrap();
+    assert_eq!(ids, ["running", "third"]);
 }
 
 // The bounds of DESIGN.md §6 and §26, with MemoryTaskStore's messages:
