@@ -420,7 +420,9 @@ pub use client::{
     CallOptions, CancelToken, Client, ClientBuilder, StderrMode, Subscription, SubscriptionFilter,
 };
 #[cfg(feature = "redis")]
-pub use redis::{RedisChangeBus, RedisTaskStore};
+pub use redis::RedisChangeBus;
+#[cfg(all(feature = "redis", feature = "tasks"))]
+pub use redis::RedisTaskStore;
 pub use verify::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 #[cfg(feature = "jwt")]
 pub use verify::{JwtVerifier, JwtVerifierBuilder};

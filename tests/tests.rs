@@ -24,6 +24,8 @@ mod memory;
 mod metrics;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(all(feature = "redis", feature = "tasks"))]
+mod redis_store;
 #[cfg(feature = "skills")]
 mod skills;
 mod stdio;

@@ -8,10 +8,25 @@
 //! their own (no async runtime), and take `redis://[:password@]host[:port][/db]`
 //! or, with the `tls` feature, `rediss://` URLs.
 
+#[cfg(feature = "tasks")]
+mod access;
 mod bus;
-#[allow(dead_code)]
 mod endpoint;
+#[cfg(feature = "tasks")]
+mod keys;
+#[cfg(feature = "tasks")]
+mod lease;
+#[cfg(feature = "tasks")]
+mod pool;
+#[cfg(feature = "tasks")]
+mod record;
+#[cfg(feature = "tasks")]
+mod relay;
+#[cfg(feature = "tasks")]
+mod scripts;
+#[cfg(feature = "tasks")]
 mod store;
 
 pub use bus::RedisChangeBus;
+#[cfg(feature = "tasks")]
 pub use store::RedisTaskStore;

@@ -35,10 +35,10 @@ const RELATED: &str = "io.modelcontextprotocol/related-task";
 /// What the test controls: `release` lets `gated` return; `reached` says
 /// a handler got to its waiting point; `cancelled` reports what `gated`
 /// saw of its flag when it returned.
-struct Controls {
-    release: Sender<()>,
-    reached: Receiver<&'static str>,
-    cancelled: Receiver<bool>,
+pub(crate) struct Controls {
+    pub(crate) release: Sender<()>,
+    pub(crate) reached: Receiver<&'static str>,
+    pub(crate) cancelled: Receiver<bool>,
 }
 
 /// A server with task tools: `gated` (optional; waits for the test),
@@ -55,7 +55,7 @@ fn task_server(limits: Option<TaskLimits>) -> (Server, Controls) {
 }
 
 /// The builder of [`task_server`], for a test that adds to it.
-fn task_builder() -> (ServerBuilder, Controls) {
+pub(crate) fn task_builder() -> (ServerBuilder, Controls) {
     let (release, released) = unbounded::<()>();
     let (reach, reached) = unbounded();
     let (saw, cancelled) = unbounded();
@@ -152,22 +152,26 @@ fn env(mut params: Value, tasks: bool) -> Value {
     params
 }
 
-fn client_2026(server: &Server) -> MemoryClient {
+pub(crate) fn client_2026(server: &Server) -> MemoryClient {
     let mut client = server.connect_memory();
     client.set_timeout(WAIT);
     client
 }
 
-fn mcall(client: &mut MemoryClient, method: &str, params: Value) -> Result<Value, ErrorObject> {
+pub(crate) fn mcall(
+    client: &mut MemoryClient,
+    method: &str,
+    params: Value,
+) -> Result<Value, ErrorObject> {
     client.request(method, Some(env(params, true)))
 }
 
-fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
+pub(crate) fn ok(outcome: Result<Value, ErrorObject>, what: &str) -> Value {
     outcome.unwrap_or_else(|e| panic!("{} failed: {:?}", what, e))
 }
 
 /// Starts a 2026-07-28 task of `tool`; checks the flat CreateTaskResult.
-fn start_2026(client: &mut MemoryClient, tool: &str) -> String {
+pub(crate) fn start_2026(client: &mut MemoryClient, tool: &str) -> String {
     let created = ok(
         mcall(client, "tools/call", json!({"name": tool, "arguments": {}})),
         "tools/call",
@@ -187,7 +191,11 @@ fn start_2026(client: &mut MemoryClient, tool: &str) -> String {
 }
 
 /// Polls `tasks/get` until `done` holds for the task, at most [`WAIT`].
-fn poll_until(client: &mut MemoryClient, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+pub(crate) fn poll_until(
+    client: &mut MemoryClient,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + WAIT;
     loop {
         let task = ok(
@@ -204,18 +212,18 @@ fn poll_until(client: &mut MemoryClient, id: &str, done: impl Fn(&Value) -> bool
 }
 
 /// The first key of an `inputRequests` map.
-fn first_key(requests: &Value) -> String {
+pub(crate) fn first_key(requests: &Value) -> String {
     match requests.as_object().and_then(|r| r.keys().next()) {
         Some(key) => key.clone(),
         None => panic!("no input requests in {}", requests),
     }
 }
 
-fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
+pub(crate) fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
     move |task: &Value| task["status"] == status
 }
 
-fn update(client: &mut MemoryClient, id: &str, responses: Value) -> Value {
+pub(crate) fn update(client: &mut MemoryClient, id: &str, responses: Value) -> Value {
     let params = json!({"taskId": id, "inputResponses": responses});
     let ack = ok(mcall(client, "tasks/update", params), "tasks/update");
     assert_eq!(ack["resultType"], "complete");

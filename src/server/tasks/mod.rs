@@ -490,27 +490,28 @@ pub(crate) fn settle(ctx: &RequestContext, run: &Arc<TaskRun>, answer: Result<Re
             Ok(value)
         }
     });
-    let mut outcome = Some(outcome);
+    // The change may run more than once (a shared store retries it on the
+    // latest record: `TaskStore::update`), so it copies the outcome in.
+    let mut moved = false;
     let record = tasks.store.update(&run.id, &mut |record| {
         let (status, message) = match &outcome {
-            Some(Ok(_)) => (TaskStatus::Completed, None),
-            Some(Err(e)) => (TaskStatus::Failed, Some(e.message.clone())),
-            None => return,
+            Ok(_) => (TaskStatus::Completed, None),
+            Err(e) => (TaskStatus::Failed, Some(e.message.clone())),
         };
-        if record.move_to(status, message) {
-            match outcome.take() {
-                Some(Ok(value)) => record.result = Some(value),
-                Some(Err(error)) => record.error = Some(error),
-                None => {}
+        moved = record.move_to(status, message);
+        if moved {
+            match &outcome {
+                Ok(value) => record.result = Some(value.clone()),
+                Err(error) => record.error = Some(error.clone()),
             }
         }
     });
-    // `outcome` was taken only if the task moved: a task cancelled (by the
-    // client, or because its session ended) is not announced again. The
-    // status goes out before a waiting `tasks/result` is woken, so that a
-    // client sees `completed` no later than the result.
+    // Only a task that moved is announced: one cancelled (by the client,
+    // or because its session ended) is not announced again. The status
+    // goes out before a waiting `tasks/result` is woken, so that a client
+    // sees `completed` no later than the result.
     match record {
-        Some(record) if outcome.is_none() => notify_status(run, &record),
+        Some(record) if moved => notify_status(run, &record),
         _ => {}
     }
     run.exchange.lock().ended = true;

@@ -135,6 +135,11 @@ pub trait TaskStore: Send + Sync {
 
     /// Applies `change` to the task and returns it as changed; `None` when
     /// it is unknown or expired.
+    ///
+    /// A store shared between instances may call `change` more than once,
+    /// each time on the latest record (a compare-and-set that lost to a
+    /// concurrent write reads again and retries): keep it a function of
+    /// the record it is given, with no effect beyond it.
     fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
 
     /// Up to `limit` of `owner`'s tasks, oldest first, from `cursor` (what
