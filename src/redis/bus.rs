@@ -1,7 +1,8 @@
-//! The change bus on Redis pub/sub (DESIGN.md §30): one publishing
-//! thread fed through a bounded queue, one subscribing thread per server.
+//! The change bus on a Redis stream (DESIGN.md §30): one publishing
+//! thread fed through a bounded queue, one reading thread per server.
 
 mod publisher;
+mod stream;
 mod subscriber;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,47 +15,54 @@ use super::endpoint::Endpoint;
 use crate::error::Error;
 use crate::server::{ChangeBus, ChangeEvent, ServerHandle};
 
-/// A [`ChangeBus`] on Redis (or Valkey) pub/sub, feature `redis`
-/// (DESIGN.md §16, §30): every instance publishes its changes on one
-/// channel and subscribes to it, and feeds the other instances' events
-/// into [`ServerHandle::apply_change`] (its own come back too, and are
-/// dropped there by their origin).
+/// A [`ChangeBus`] on a Redis stream (Redis 5 or later, or Valkey), feature `redis`
+/// (DESIGN.md §16, §30): every instance appends its changes to one stream
+/// ([`key`](Self::key)) and reads it, and feeds the other instances'
+/// events into [`ServerHandle::apply_change`] (its own come back too, and
+/// are dropped there by their origin).
 ///
+/// - **Delivery is at least once per instance, in order.** Each
+///   instance's reader remembers the id of the last entry it read, and
+///   after a lost connection reads on from it: nothing appended while it
+///   was reconnecting is missed, and changes appended while Redis was
+///   away (kept by the publisher, below) are read once it is back. A
+///   change arrives twice only when an `XADD`'s answer was lost (it is
+///   sent again). A change is lost to an instance only if it fell behind
+///   by more than [`max_stream_len`](Self::max_stream_len) entries (the
+///   stream is trimmed; logged at `warn`), or if Redis restarted without
+///   persistence before that instance read it.
 /// - **Publishing never blocks**: [`publish`](ChangeBus::publish) puts the
 ///   event's JSON in a bounded queue ([`max_queued`](Self::max_queued),
 ///   1024 events) that a thread of its own (`tiny-mcp-redis-publish`)
-///   sends with `PUBLISH`. When the queue is full the *oldest* waiting
-///   event is dropped, logged (at `warn`, at the 1st, 2nd, 4th, 8th, …
-///   drop) and counted ([`dropped`](Self::dropped)).
+///   appends with `XADD <key> MAXLEN ~ <max_stream_len> * e <json>`. When
+///   the queue is full the *oldest* waiting event is dropped, logged (at
+///   `warn`, at the 1st, 2nd, 4th, 8th, … drop) and counted
+///   ([`dropped`](Self::dropped)).
 /// - **Changes made while Redis is away are sent when it is back**: an
-///   event whose `PUBLISH` failed is kept and sent again after the
-///   publisher reconnected (back-off [`reconnect_backoff`](Self::reconnect_backoff),
-///   100 ms doubling to 5 s). After such an outage the publisher first
-///   waits, at most the longest back-off plus the connect timeout, until
-///   as many subscribers are back on the channel as it last reached, so
-///   that the instances' subscribers, which reconnect with the same
-///   back-off, hear what was queued. Delivery is at least once: a
-///   `PUBLISH` whose answer was lost is sent again.
-/// - **The subscriber** (thread `tiny-mcp-redis-subscribe`, started when
-///   the server is built, [`ChangeBus::attach`]) reconnects with the same
-///   back-off until the server closes, sends `PING` after
-///   [`idle_ping`](Self::idle_ping) (30 s) of silence and reconnects when
-///   no answer comes within the connect timeout (2 s), and skips (with a
-///   log line) a message that is not a change event or is over
-///   [`max_message_bytes`](Self::max_message_bytes) (64 KiB). Events
-///   published by others while this subscriber was disconnected and
-///   Redis was up are not heard (plain pub/sub keeps nothing).
+///   event whose `XADD` failed is kept and sent again after the publisher
+///   reconnected (back-off [`reconnect_backoff`](Self::reconnect_backoff),
+///   100 ms doubling to 5 s).
+/// - **The reader** (thread `tiny-mcp-redis-subscribe`, connection named
+///   `tiny-mcp-bus-subscriber`, started when the server is built,
+///   [`ChangeBus::attach`]) starts after the stream's last entry (history
+///   is not replayed), then loops on `XREAD BLOCK 500 COUNT 100`; each
+///   blocking read is answered within 500 ms plus the
+///   [`timeout`](Self::timeout), or the reader reconnects (with the same
+///   back-off, until the server closes), so a connection dropped without
+///   a FIN is noticed within 2.5 s. An entry that is not a change event
+///   or is over [`max_message_bytes`](Self::max_message_bytes) (64 KiB)
+///   is skipped with a log line.
 ///
 /// Every connection has the same [`timeout`](Self::timeout): 2 s to
-/// connect, 2 s per write and per reply. Nothing Redis sends can panic a
-/// thread.
+/// connect, 2 s per write and per reply (the reader's replies: 2.5 s).
+/// Nothing Redis sends can panic a thread.
 ///
 /// ```no_run
 /// use tiny_mcp::{RedisChangeBus, Server};
 ///
 /// # fn main() -> Result<(), tiny_mcp::Error> {
 /// let bus = RedisChangeBus::new("redis://:secret@redis.internal:6379/0")?
-///     .channel("weather-changes");
+///     .key("weather-changes");
 /// let server = Server::builder("weather", "1.0.0")
 ///     .offer_tools()
 ///     .change_bus(bus)
@@ -79,12 +87,12 @@ pub struct RedisChangeBus {
 /// What the bus may be set to; shared (copied) by its threads.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    pub(crate) channel: String,
+    pub(crate) key: String,
+    pub(crate) max_stream_len: usize,
     pub(crate) max_queued: usize,
     pub(crate) max_message_bytes: usize,
     pub(crate) min_backoff: Duration,
     pub(crate) max_backoff: Duration,
-    pub(crate) idle_ping: Duration,
 }
 
 /// Counted by `publish` and the threads, read by the program.
@@ -119,9 +127,9 @@ impl Queue {
 }
 
 impl RedisChangeBus {
-    /// The channel every instance uses unless [`channel`](Self::channel)
-    /// names another: `tiny-mcp-changes`.
-    pub const DEFAULT_CHANNEL: &'static str = "tiny-mcp-changes";
+    /// The stream key every instance uses unless [`key`](Self::key) names
+    /// another: `tiny-mcp-changes`.
+    pub const DEFAULT_KEY: &'static str = "tiny-mcp-changes";
 
     /// A bus on the Redis server of `url`:
     /// `redis://[[user]:password@]host[:port][/db]`, or `rediss://` with the
@@ -138,12 +146,12 @@ impl RedisChangeBus {
         Ok(RedisChangeBus {
             endpoint: Endpoint::open(url)?,
             settings: Settings {
-                channel: Self::DEFAULT_CHANNEL.to_string(),
+                key: Self::DEFAULT_KEY.to_string(),
+                max_stream_len: 10_000,
                 max_queued: 1024,
                 max_message_bytes: 64 * 1024,
                 min_backoff: Duration::from_millis(100),
                 max_backoff: Duration::from_secs(5),
-                idle_ping: Duration::from_secs(30),
             },
             queue: Queue::new(1024),
             counters: Arc::new(Counters::default()),
@@ -152,11 +160,22 @@ impl RedisChangeBus {
         })
     }
 
-    /// The pub/sub channel; default `tiny-mcp-changes`
-    /// ([`DEFAULT_CHANNEL`](Self::DEFAULT_CHANNEL)). Every instance of one deployment must name
-    /// the same; deployments sharing a Redis name different ones.
-    pub fn channel(mut self, name: impl Into<String>) -> Self {
-        self.settings.channel = name.into();
+    /// The Redis key of the stream; default `tiny-mcp-changes`
+    /// ([`DEFAULT_KEY`](Self::DEFAULT_KEY)). Every instance of one
+    /// deployment must name the same; deployments sharing a Redis name
+    /// different ones. The key must hold a stream (or nothing).
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.settings.key = key.into();
+        self
+    }
+
+    /// About how many entries the stream keeps (`XADD … MAXLEN ~ n`: Redis
+    /// trims whole nodes, so it may keep somewhat more), at least 1;
+    /// default 10,000. An instance that falls behind by more (it was
+    /// disconnected while that many changes were made) loses the oldest
+    /// it did not read, and logs it at `warn`.
+    pub fn max_stream_len(mut self, entries: usize) -> Self {
+        self.settings.max_stream_len = entries.max(1);
         self
     }
 
@@ -172,8 +191,8 @@ impl RedisChangeBus {
 
     /// The largest message, in bytes of JSON, published or applied;
     /// default 64 KiB (65,536). A larger event (a very long resource URI)
-    /// is not published, a larger message received is skipped; both are
-    /// logged at `warn`, and the subscription is kept.
+    /// is not published, a larger entry read is skipped; both are logged
+    /// at `warn`, and the reader goes on.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.settings.max_message_bytes = bytes;
         self
@@ -181,8 +200,8 @@ impl RedisChangeBus {
 
     /// The wait before reconnecting, for the publisher and the subscriber
     /// alike: `first`, doubled after each failure up to `max`, back to
-    /// `first` after a success (a `PUBLISH` answered; a subscription that
-    /// lasted at least `max`); default 100 ms and 5 s. A zero `first` is
+    /// `first` after a success (an `XADD` answered; an `XREAD` answered);
+    /// default 100 ms and 5 s. A zero `first` is
     /// taken as 1 ms; a `max` below `first` as `first`.
     pub fn reconnect_backoff(mut self, first: Duration, max: Duration) -> Self {
         self.settings.min_backoff = first.max(Duration::from_millis(1));
@@ -190,21 +209,11 @@ impl RedisChangeBus {
         self
     }
 
-    /// How long the subscriber's connection may stay silent before it
-    /// sends `PING` (its answer is awaited for the connect timeout, 2 s,
-    /// then the subscriber reconnects); default 30 s, at least 1 s. A
-    /// connection dropped without a FIN (a NAT or firewall forgetting it)
-    /// is noticed within this plus 2 s.
-    pub fn idle_ping(mut self, every: Duration) -> Self {
-        self.settings.idle_ping = every.max(Duration::from_secs(1));
-        self
-    }
-
     /// How long connecting to Redis, one write and one reply may take, on
-    /// the publisher's connection and the subscriber's (whose reads wait
-    /// for messages, but whose `PING` is answered within it); default 2 s,
-    /// at least 1 ms. The publisher keeps a change whose `PUBLISH` timed
-    /// out and sends it again (it may then arrive twice).
+    /// the publisher's connection and the reader's (whose blocking `XREAD`
+    /// may take 500 ms more); default 2 s, at least 1 ms. The publisher
+    /// keeps a change whose `XADD` timed out and sends it again (it may
+    /// then arrive twice).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.endpoint.timeout = timeout.max(Duration::from_millis(1));
         self
@@ -217,7 +226,7 @@ impl RedisChangeBus {
         self.counters.dropped.load(Ordering::Relaxed)
     }
 
-    /// How many events Redis took (`PUBLISH` answered), since the bus was
+    /// How many events Redis took (`XADD` answered), since the bus was
     /// made.
     pub fn published(&self) -> u64 {
         self.counters.published.load(Ordering::Relaxed)

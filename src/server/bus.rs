@@ -89,7 +89,7 @@ impl ChangeEvent {
     }
 }
 
-/// Carries this instance's changes to the others: Redis pub/sub, a
+/// Carries this instance's changes to the others: a Redis stream, pub/sub, a
 /// message queue, whatever the deployment runs. Set it with
 /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus); the
 /// default publishes nothing (one instance).

@@ -24,8 +24,8 @@ fn bus(redis: &RedisServer) -> RedisChangeBus {
         .reconnect_backoff(FIRST, MAX)
 }
 
-/// A server on `redis`, its subscriber started (it is once `build` returns;
-/// whether it is subscribed yet is `RedisServer::await_subscribers`').
+/// A server on `redis`, its reader started (it is once `build` returns;
+/// whether it reads yet is `RedisServer::await_readers`').
 fn instance(redis: &RedisServer) -> Server {
     instance_on(bus(redis))
 }
@@ -34,6 +34,7 @@ fn instance_on(bus: RedisChangeBus) -> Server {
     Server::builder("redis-tests", "1")
         .offer_tools()
         .offer_prompts()
+        .offer_resources()
         .change_bus(bus)
         .build()
 }
@@ -65,18 +66,19 @@ fn count(methods: &[String], method: &str) -> usize {
 
 const TOOLS: &str = "notifications/tools/list_changed";
 const PROMPTS: &str = "notifications/prompts/list_changed";
+const RESOURCES: &str = "notifications/resources/list_changed";
 
 // Issue 30 item 1: a change made on A reaches B's clients through Redis,
-// and A, which hears its own event back from Redis, drops it (its client
-// hears of the change once). A's echo is on the subscription before B's
-// change (A's PUBLISH was answered before B's client heard it), so once
-// B's change reached A, A's echo was handled; the same for B.
+// and A, which reads its own event back from the stream, drops it (its
+// client hears of the change once). A's echo is in the stream before B's
+// change (A's XADD was answered before B's client heard it), so once B's
+// change reached A, A's echo was handled; the same for B.
 #[test]
 fn a_change_reaches_the_other_instance_and_the_echo_is_dropped() {
     let redis = RedisServer::start(&[]);
     let a = instance(&redis);
     let b = instance(&redis);
-    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 2);
+    redis.await_readers(2);
     let mut on_a = connect(&a, json!({}));
     let mut on_b = connect(&b, json!({}));
 
@@ -106,16 +108,18 @@ fn method_names(messages: Vec<Message>) -> Vec<String> {
 }
 
 // Issue 30 item 1: changes made while Redis is unreachable are sent once
-// it is back, and reach the other instance's clients: the publisher
-// waits for the subscribers it reached before (B's is slower to come back
-// than A's publisher here, as it may be in a deployment).
+// it is back, and reach the other instance's clients, in order and once
+// each, though B's reader is slower to come back than A's publisher (as
+// it may be in a deployment): B reads on from the last id it read, and
+// the restarted Redis's new stream has later ids. A last change, made
+// after, proves nothing came twice before it (the stream is ordered).
 #[test]
 fn changes_made_while_redis_is_down_reach_the_other_instance_after_it() {
     let mut redis = RedisServer::start(&[]);
     let a = instance(&redis);
     let slow = Duration::from_millis(400);
     let b = instance_on(bus(&redis).reconnect_backoff(slow, slow));
-    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 2);
+    redis.await_readers(2);
     let mut on_b = connect(&b, json!({}));
     a.handle().notify_tools_list_changed();
     notifications_until(&mut on_b, TOOLS, WAIT);
@@ -127,11 +131,71 @@ fn changes_made_while_redis_is_down_reach_the_other_instance_after_it() {
 
     let heard = notifications_until(&mut on_b, TOOLS, WAIT * 2);
     assert_eq!(heard, [PROMPTS, TOOLS], "in order, once each");
+    a.handle().notify_resources_list_changed();
+    let heard = notifications_until(&mut on_b, RESOURCES, WAIT);
+    assert_eq!(heard, [RESOURCES], "nothing came twice");
+}
+
+// Issue 30 item 1: a reader whose connection breaks while Redis is up
+// (here killed with CLIENT KILL; a NAT forgetting it in a deployment)
+// reads on from the last entry it read: B, reconnecting only after
+// 500 ms, hears every change A made meanwhile, in order, exactly once (a
+// last change made after it is back proves nothing came twice).
+#[test]
+fn a_subscriber_that_reconnects_while_redis_is_up_misses_nothing() {
+    let redis = RedisServer::start(&[]);
+    let a = instance(&redis);
+    let gap = Duration::from_millis(500);
+    let b = instance_on(bus(&redis).reconnect_backoff(gap, gap));
+    redis.await_readers(2);
+    let mut on_b = connect(&b, json!({}));
+    let mut admin = redis.connection(None);
+    let before = stream_len(&mut admin);
+
+    // A's reader is killed too (both are named alike); it is back at once.
+    let killed = Instant::now();
+    for id in redis.reader_ids() {
+        redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("ID")
+            .arg(id)
+            .query::<i64>(&mut admin)
+            .expect("CLIENT KILL");
+    }
+    a.handle().notify_tools_list_changed();
+    a.handle().notify_prompts_list_changed();
+    a.handle().notify_tools_list_changed();
+    let deadline = Instant::now() + WAIT;
+    while stream_len(&mut admin) < before + 3 {
+        assert!(Instant::now() < deadline, "A's changes never reached Redis");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        killed.elapsed() < gap,
+        "the changes were made while B was reconnecting"
+    );
+
+    let heard = notifications_until(&mut on_b, TOOLS, WAIT);
+    assert_eq!(heard, [TOOLS], "the first change");
+    let heard = notifications_until(&mut on_b, TOOLS, WAIT);
+    assert_eq!(heard, [PROMPTS, TOOLS], "then the others, once each");
+    redis.await_readers(2);
+    a.handle().notify_resources_list_changed();
+    let heard = notifications_until(&mut on_b, RESOURCES, WAIT);
+    assert_eq!(heard, [RESOURCES], "nothing came twice");
+}
+
+/// `XLEN` of the bus's stream.
+fn stream_len(admin: &mut redis::Connection) -> usize {
+    redis::cmd("XLEN")
+        .arg(RedisChangeBus::DEFAULT_KEY)
+        .query(admin)
+        .expect("XLEN")
 }
 
 // Issue 30 item 1: with the queue full (Redis refusing the publisher:
 // `--requirepass`, and the bus has no password), the oldest change is
-// dropped and counted, the newest survive, and a refused PUBLISH is kept
+// dropped and counted, the newest survive, and a refused XADD is kept
 // and sent once Redis takes it.
 #[test]
 fn a_full_queue_drops_the_oldest_change_and_counts_it() {
@@ -149,11 +213,6 @@ fn a_full_queue_drops_the_oldest_change_and_counts_it() {
     let dropped = bus.dropped();
     assert!((2..=3).contains(&dropped), "dropped {}", dropped);
 
-    let mut listener = redis.connection(Some("secret"));
-    let mut pubsub = listener.as_pubsub();
-    pubsub
-        .subscribe(RedisChangeBus::DEFAULT_CHANNEL)
-        .expect("SUBSCRIBE");
     let mut admin = redis.connection(Some("secret"));
     redis::cmd("CONFIG")
         .arg("SET")
@@ -162,15 +221,12 @@ fn a_full_queue_drops_the_oldest_change_and_counts_it() {
         .query::<()>(&mut admin)
         .expect("CONFIG SET requirepass");
 
-    pubsub.set_read_timeout(Some(WAIT)).expect("a read timeout");
-    let mut delivered = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    let mut delivered = stream_uris(&mut admin);
     while delivered.last() != Some(&uris[4]) {
-        let message = pubsub.get_message().expect("a published change");
-        let payload: String = message.get_payload().expect("text");
-        match ChangeEvent::from_json(&payload).expect("an event").change {
-            Change::ResourceUpdated(uri) => delivered.push(uri),
-            other => panic!("{:?}", other),
-        }
+        assert!(Instant::now() < deadline, "appended: {:?}", delivered);
+        std::thread::sleep(Duration::from_millis(5));
+        delivered = stream_uris(&mut admin);
     }
     assert_eq!(
         &delivered[delivered.len() - 2..],
@@ -181,7 +237,7 @@ fn a_full_queue_drops_the_oldest_change_and_counts_it() {
     assert!(delivered.len() <= 3, "{:?}", delivered);
     assert!(delivered.windows(2).all(|w| w[0] < w[1]), "{:?}", delivered);
     assert_eq!(delivered.len() as u64 + bus.dropped(), 5, "{:?}", delivered);
-    // Counted once Redis answered, which may be after the listener heard.
+    // Counted once Redis answered, which may be after the entry was read.
     let deadline = Instant::now() + WAIT;
     while bus.published() < delivered.len() as u64 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
@@ -189,8 +245,9 @@ fn a_full_queue_drops_the_oldest_change_and_counts_it() {
     assert_eq!(bus.published(), delivered.len() as u64);
 }
 
-// Issue 30 item 1: a message that is not a change event, or is over
-// `max_message_bytes`, is skipped; the subscription goes on.
+// Issue 30 item 1: an entry that is not a change event (no `e` field,
+// not UTF-8, not JSON), or is over `max_message_bytes`, is skipped; the
+// reader goes on.
 #[test]
 fn junk_and_oversized_messages_are_skipped_and_the_subscription_kept() {
     let redis = RedisServer::start(&[]);
@@ -199,7 +256,7 @@ fn junk_and_oversized_messages_are_skipped_and_the_subscription_kept() {
         .offer_prompts()
         .change_bus(bus(&redis).max_message_bytes(1024))
         .build();
-    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    redis.await_readers(1);
     let mut client = connect(&server, json!({}));
     let mut publisher = redis.connection(None);
     let oversized = json!({"origin": "other", "change": "tools", "pad": "x".repeat(2000)});
@@ -207,17 +264,26 @@ fn junk_and_oversized_messages_are_skipped_and_the_subscription_kept() {
         origin: "other".into(),
         change: Change::PromptsListChanged,
     };
+    redis::cmd("XADD")
+        .arg(RedisChangeBus::DEFAULT_KEY)
+        .arg("*")
+        .arg("x")
+        .arg("no e field")
+        .query::<String>(&mut publisher)
+        .expect("XADD");
     for message in [
         b"not json".to_vec(),
         vec![0xff, 0xfe],
         oversized.to_string().into_bytes(),
         prompts.to_json().into_bytes(),
     ] {
-        redis::cmd("PUBLISH")
-            .arg(RedisChangeBus::DEFAULT_CHANNEL)
+        redis::cmd("XADD")
+            .arg(RedisChangeBus::DEFAULT_KEY)
+            .arg("*")
+            .arg("e")
             .arg(message)
-            .query::<i64>(&mut publisher)
-            .expect("PUBLISH");
+            .query::<String>(&mut publisher)
+            .expect("XADD");
     }
     let heard = notifications_until(&mut client, PROMPTS, WAIT);
     assert_eq!(heard, [PROMPTS], "the oversized tools change was skipped");
@@ -249,7 +315,7 @@ fn others_connected(admin: &mut redis::Connection) -> usize {
 fn the_threads_end_with_the_server() {
     let redis = RedisServer::start(&[]);
     let server = instance(&redis);
-    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    redis.await_readers(1);
     let mut client = connect(&server, json!({}));
     server.handle().notify_tools_list_changed();
     notifications_until(&mut client, TOOLS, WAIT);
@@ -264,7 +330,7 @@ fn the_threads_end_with_the_server() {
     await_others_connected(&mut admin, |n| n == 2, "publisher and subscriber");
 
     server.handle().close();
-    redis.await_subscribers_below(RedisChangeBus::DEFAULT_CHANNEL, 1);
+    redis.await_readers_below(1);
     drop(client);
     drop(server);
     await_others_connected(&mut admin, |n| n == 0, "none once the server is gone");
@@ -287,43 +353,24 @@ fn await_others_connected(admin: &mut redis::Connection, done: impl Fn(usize) ->
     }
 }
 
-// After `idle_ping` of silence the subscriber sends PING (CLIENT LIST shows
-// it as the connection's last command) and, answered, keeps its
-// subscription: a change published after it still arrives.
-#[test]
-fn an_idle_subscriber_pings_and_stays_subscribed() {
-    let redis = RedisServer::start(&[]);
-    let server = instance_on(bus(&redis).idle_ping(Duration::from_secs(1)));
-    redis.await_subscribers(RedisChangeBus::DEFAULT_CHANNEL, 1);
-    let mut client = connect(&server, json!({}));
-    let mut admin = redis.connection(None);
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let list: String = redis::cmd("CLIENT")
-            .arg("LIST")
-            .query(&mut admin)
-            .expect("CLIENT LIST");
-        if list
-            .lines()
-            .any(|l| l.contains(" sub=1 ") && l.contains(" cmd=ping"))
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no PING from the subscriber: {}",
-            list
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let other = ChangeEvent {
-        origin: "other".into(),
-        change: Change::ToolsListChanged,
-    };
-    redis::cmd("PUBLISH")
-        .arg(RedisChangeBus::DEFAULT_CHANNEL)
-        .arg(other.to_json())
-        .query::<i64>(&mut admin)
-        .expect("PUBLISH");
-    assert_eq!(notifications_until(&mut client, TOOLS, WAIT), [TOOLS]);
+/// The URIs of the `ResourceUpdated` events in the bus's stream, oldest
+/// first (`XRANGE`).
+fn stream_uris(admin: &mut redis::Connection) -> Vec<String> {
+    let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+        .arg(RedisChangeBus::DEFAULT_KEY)
+        .arg("-")
+        .arg("+")
+        .query(admin)
+        .expect("XRANGE");
+    entries
+        .into_iter()
+        .flat_map(|(_, fields)| fields)
+        .filter(|(field, _)| field == "e")
+        .map(
+            |(_, json)| match ChangeEvent::from_json(&json).expect("an event").change {
+                Change::ResourceUpdated(uri) => uri,
+                other => panic!("{:?}", other),
+            },
+        )
+        .collect()
 }

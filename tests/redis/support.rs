@@ -100,39 +100,71 @@ impl RedisServer {
         }
     }
 
-    /// Waits until `count` connections subscribe to `channel`.
-    pub fn await_subscribers(&self, channel: &str, count: i64) {
-        self.await_numsub(channel, |now| now >= count, "at least", count);
+    /// Waits until `count` bus readers (connections named
+    /// `tiny-mcp-bus-subscriber`) are blocked in `XREAD`: past the start,
+    /// where they took the stream's end, so they read what follows.
+    pub fn await_readers(&self, count: usize) {
+        self.await_named(
+            |line| line.contains(" cmd=xread"),
+            |now| now >= count,
+            "at least",
+            count,
+        );
     }
 
-    /// Waits until fewer than `count` connections subscribe to `channel`.
-    pub fn await_subscribers_below(&self, channel: &str, count: i64) {
-        self.await_numsub(channel, |now| now < count, "fewer than", count);
+    /// Waits until fewer than `count` bus readers are connected.
+    pub fn await_readers_below(&self, count: usize) {
+        self.await_named(|_| true, |now| now < count, "fewer than", count);
     }
 
-    fn await_numsub(&self, channel: &str, done: impl Fn(i64) -> bool, what: &str, count: i64) {
+    /// The ids of the bus readers' connections (`CLIENT LIST`).
+    pub fn reader_ids(&self) -> Vec<u64> {
+        reader_lines(&mut self.connection(None))
+            .iter()
+            .filter_map(|line| line.strip_prefix("id="))
+            .filter_map(|rest| rest.split(' ').next())
+            .filter_map(|id| id.parse().ok())
+            .collect()
+    }
+
+    fn await_named(
+        &self,
+        filter: impl Fn(&str) -> bool,
+        done: impl Fn(usize) -> bool,
+        what: &str,
+        count: usize,
+    ) {
         let mut connection = self.connection(None);
         let deadline = Instant::now() + START;
         loop {
-            let (_, now): (String, i64) = redis::cmd("PUBSUB")
-                .arg("NUMSUB")
-                .arg(channel)
-                .query(&mut connection)
-                .expect("PUBSUB NUMSUB");
+            let lines = reader_lines(&mut connection);
+            let now = lines.iter().filter(|line| filter(line)).count();
             if done(now) {
                 return;
             }
             assert!(
                 Instant::now() < deadline,
-                "{} subscribers on {}, not {} {}",
+                "{} bus readers, not {} {}: {:?}",
                 now,
-                channel,
                 what,
-                count
+                count,
+                lines
             );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// `CLIENT LIST`'s lines for connections named `tiny-mcp-bus-subscriber`.
+fn reader_lines(connection: &mut redis::Connection) -> Vec<String> {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(connection)
+        .expect("CLIENT LIST");
+    list.lines()
+        .filter(|line| line.contains(" name=tiny-mcp-bus-subscriber "))
+        .map(str::to_string)
+        .collect()
 }
 
 impl Drop for RedisServer {

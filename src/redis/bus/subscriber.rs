@@ -1,18 +1,25 @@
-//! The subscribing thread: `SUBSCRIBE` on a connection of its own, each
-//! message into [`ServerHandle::apply_change`], reconnecting with back-off
-//! until the server closes.
+//! The reading thread: `XREAD BLOCK` on the stream, on a connection of
+//! its own, each entry into [`ServerHandle::apply_change`], reconnecting
+//! with back-off and reading on from the last id read, until the server
+//! closes.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::stream::{self, Entry, EntryId};
 use super::{Backoff, Settings};
 use crate::redis::endpoint::Endpoint;
 use crate::server::{ChangeEvent, ServerHandle, WeakServerHandle};
 
-/// How long one read of the subscription waits before the thread looks
-/// whether the server closed (and whether it is time to `PING`); also
-/// the step of its waits between reconnections.
-const CLOSED_POLL: Duration = Duration::from_millis(500);
+/// How long one `XREAD` blocks before the thread looks whether the server
+/// closed; also the step of its waits between reconnections.
+const BLOCK: Duration = Duration::from_millis(500);
+
+/// How many entries one `XREAD` takes at most.
+const BATCH: usize = 100;
+
+/// The name of the reader's connection (`CLIENT SETNAME`), for operators.
+const CONNECTION_NAME: &str = "tiny-mcp-bus-subscriber";
 
 /// Starts the thread `tiny-mcp-redis-subscribe`; it ends once `server`
 /// no longer upgrades or is closed.
@@ -21,6 +28,7 @@ pub(super) fn start(endpoint: Endpoint, settings: Settings, server: WeakServerHa
         endpoint,
         settings,
         server,
+        last_id: None,
     };
     let spawned = thread::Builder::new()
         .name("tiny-mcp-redis-subscribe".into())
@@ -37,39 +45,40 @@ struct Subscriber {
     endpoint: Endpoint,
     settings: Settings,
     server: WeakServerHandle,
+    /// The id of the last entry read; `None` until the first connection
+    /// found where the stream ends.
+    last_id: Option<EntryId>,
 }
 
 /// Why [`Subscriber::listen`] returned.
 enum Ended {
     /// The server closed: the thread ends.
     Closed,
-    /// The connection failed; after a subscription that lasted this long,
-    /// if it was made.
-    Lost(redis::RedisError, Option<Duration>),
+    /// The connection failed; `read` if an `XREAD` was answered on it.
+    Lost(redis::RedisError, bool),
 }
 
 impl Subscriber {
-    fn run(self) {
+    fn run(mut self) {
         let mut backoff = Backoff::new(&self.settings);
         let mut failing = false;
         loop {
             match self.listen() {
                 Ended::Closed => return,
-                Ended::Lost(e, lived) => {
-                    let subscribed = lived.is_some();
-                    // A subscription that fails as soon as it is made
-                    // (a proxy closing it) is retried with growing waits.
-                    if matches!(lived, Some(lived) if lived >= self.settings.max_backoff) {
+                Ended::Lost(e, read) => {
+                    // A connection that fails before any read (a proxy
+                    // closing it) is retried with growing waits.
+                    if read {
                         backoff.reset();
                     }
-                    if subscribed || !failing {
+                    if read || !failing {
                         log::warn!(
-                            "Redis change bus: the subscription to {:?} failed ({e}); \
+                            "Redis change bus: reading the stream {:?} failed ({e}); \
                              reconnecting",
-                            self.settings.channel
+                            self.settings.key
                         );
                     }
-                    failing = !subscribed;
+                    failing = !read;
                 }
             }
             if !self.wait(backoff.step()) {
@@ -78,64 +87,147 @@ impl Subscriber {
         }
     }
 
-    /// Subscribes, then applies each message until the connection fails
-    /// or the server closes.
-    fn listen(&self) -> Ended {
-        let timeout = self.endpoint.timeout;
-        let mut connection = match self.endpoint.connect(Some(timeout)) {
+    /// Connects, then reads and applies entries until the connection
+    /// fails or the server closes.
+    fn listen(&mut self) -> Ended {
+        let mut connection = match self.connect() {
             Ok(connection) => connection,
-            Err(e) => return Ended::Lost(e, None),
+            Err(e) => return Ended::Lost(e, false),
         };
-        let mut pubsub = connection.as_pubsub();
-        if let Err(e) = pubsub.subscribe(&self.settings.channel) {
-            return Ended::Lost(e, None);
-        }
-        let since = Instant::now();
-        if let Err(e) = pubsub.set_read_timeout(Some(CLOSED_POLL)) {
-            return Ended::Lost(e, Some(since.elapsed()));
-        }
-        log::debug!(
-            "Redis change bus: subscribed to {:?}",
-            self.settings.channel
-        );
-        let mut heard = Instant::now();
+        let mut read = false;
         loop {
-            match pubsub.get_message() {
-                Ok(message) => {
-                    heard = Instant::now();
-                    match self.live() {
-                        Some(server) => self.apply(&server, message.get_payload_bytes()),
-                        None => return Ended::Closed,
-                    }
+            let reply = redis::cmd("XREAD")
+                .arg("BLOCK")
+                .arg(BLOCK.as_millis() as u64)
+                .arg("COUNT")
+                .arg(BATCH)
+                .arg("STREAMS")
+                .arg(&self.settings.key)
+                .arg(self.after().to_string())
+                .query::<redis::Value>(&mut connection);
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(e) => return Ended::Lost(e, read),
+            };
+            if !read {
+                log::debug!("Redis change bus: reading {:?}", self.settings.key);
+                read = true;
+            }
+            let server = match self.live() {
+                Some(server) => server,
+                None => return Ended::Closed,
+            };
+            let entries = match stream::xread_entries(&reply, &self.settings.key) {
+                Some(entries) => entries,
+                None => return Ended::Lost(odd("XREAD"), read),
+            };
+            let full = entries.len() >= BATCH;
+            if !self.apply_all(&server, entries) {
+                return Ended::Lost(odd("XREAD (no entry id)"), read);
+            }
+            if full {
+                // Behind by a batch at least: was anything trimmed?
+                if let Err(e) = self.check_trimmed(&mut connection) {
+                    return Ended::Lost(e, read);
                 }
-                Err(e) if e.is_timeout() => {
-                    if self.live().is_none() {
-                        return Ended::Closed;
-                    }
-                    if heard.elapsed() >= self.settings.idle_ping {
-                        // Silence: is the connection still there? The
-                        // answer is awaited for the connect timeout.
-                        let answered = pubsub
-                            .set_read_timeout(Some(timeout))
-                            .and_then(|()| pubsub.ping::<redis::Value>())
-                            .and_then(|_| pubsub.set_read_timeout(Some(CLOSED_POLL)));
-                        if let Err(e) = answered {
-                            return Ended::Lost(e, Some(since.elapsed()));
-                        }
-                        heard = Instant::now();
-                    }
-                }
-                Err(e) => return Ended::Lost(e, Some(since.elapsed())),
             }
         }
     }
 
-    /// Feeds one message into the server; a message that is too large or
+    /// A connection named [`CONNECTION_NAME`], whose replies may take the
+    /// block time plus the timeout; where to read from is found on the
+    /// first, and trimming checked on the later ones.
+    fn connect(&mut self) -> redis::RedisResult<redis::Connection> {
+        let timeout = self.endpoint.timeout;
+        let mut connection = self.endpoint.connect(Some(BLOCK + timeout))?;
+        let named = redis::cmd("CLIENT")
+            .arg("SETNAME")
+            .arg(CONNECTION_NAME)
+            .query::<redis::Value>(&mut connection);
+        match named {
+            Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
+                return Err(e)
+            }
+            // Refused (an ACL): the name is only for operators.
+            Err(e) => log::debug!("Redis change bus: CLIENT SETNAME refused ({e})"),
+            Ok(_) => {}
+        }
+        match self.last_id {
+            None => self.last_id = Some(last_entry(&mut connection, &self.settings.key)?),
+            Some(_) => self.check_trimmed(&mut connection)?,
+        }
+        Ok(connection)
+    }
+
+    /// The id to read after.
+    fn after(&self) -> EntryId {
+        self.last_id.unwrap_or(EntryId::ZERO)
+    }
+
+    /// Applies each entry in order and reads on after the last; `false`
+    /// when there were entries but none had an id (nothing to read on
+    /// from: reading again would return the same).
+    fn apply_all(&mut self, server: &ServerHandle, entries: Vec<Entry>) -> bool {
+        let any = !entries.is_empty();
+        let mut moved = false;
+        for entry in entries {
+            match entry.id {
+                Some(id) if id > self.after() => {
+                    self.last_id = Some(id);
+                    moved = true;
+                }
+                _ => {
+                    log::warn!("Redis change bus: skipped a stream entry without a usable id");
+                    continue;
+                }
+            }
+            match entry.event {
+                Some(event) => self.apply(server, &event),
+                None => log::warn!(
+                    "Redis change bus: skipped an entry of {:?} without an `e` field",
+                    self.settings.key
+                ),
+            }
+        }
+        moved || !any
+    }
+
+    /// Logs, at `warn`, entries trimmed from the stream before they were
+    /// read (`XINFO STREAM`'s `max-deleted-entry-id`, Redis 7 and later;
+    /// not known before). Once per gap: reading on moves past it.
+    fn check_trimmed(&self, connection: &mut redis::Connection) -> redis::RedisResult<()> {
+        let info = redis::cmd("XINFO")
+            .arg("STREAM")
+            .arg(&self.settings.key)
+            .query::<redis::Value>(connection);
+        let info = match info {
+            Ok(info) => info,
+            Err(e) if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() => {
+                return Err(e)
+            }
+            // No such key yet (after a restart), or refused: nothing known.
+            Err(_) => return Ok(()),
+        };
+        if let Some(deleted) = stream::max_deleted(&info) {
+            if deleted > self.after() {
+                log::warn!(
+                    "Redis change bus: changes on {:?} up to {deleted} were trimmed before \
+                     this instance read them (behind by more than max_stream_len, {}); \
+                     they are lost to it",
+                    self.settings.key,
+                    self.settings.max_stream_len
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Feeds one entry's event into the server; one that is too large or
     /// not a change event is skipped with a log line.
     fn apply(&self, server: &ServerHandle, payload: &[u8]) {
         if payload.len() > self.settings.max_message_bytes {
             log::warn!(
-                "Redis change bus: skipped a message of {} bytes, over the limit of {} \
+                "Redis change bus: skipped an entry of {} bytes, over the limit of {} \
                  (max_message_bytes)",
                 payload.len(),
                 self.settings.max_message_bytes
@@ -150,9 +242,9 @@ impl Subscriber {
                 server.apply_change(&event);
             }
             None => log::warn!(
-                "Redis change bus: skipped a message on {:?} that is not a change event \
+                "Redis change bus: skipped an entry of {:?} that is not a change event \
                  ({} bytes)",
-                self.settings.channel,
+                self.settings.key,
                 payload.len()
             ),
         }
@@ -163,8 +255,7 @@ impl Subscriber {
         self.server.upgrade().filter(|server| !server.is_closed())
     }
 
-    /// Waits `wait` in steps of [`CLOSED_POLL`]; `false` once the server
-    /// closed.
+    /// Waits `wait` in steps of [`BLOCK`]; `false` once the server closed.
     fn wait(&self, wait: Duration) -> bool {
         let end = Instant::now() + wait;
         loop {
@@ -175,7 +266,35 @@ impl Subscriber {
             if now >= end {
                 return true;
             }
-            thread::sleep((end - now).min(CLOSED_POLL));
+            thread::sleep((end - now).min(BLOCK));
         }
     }
+}
+
+/// The id of the stream's last entry (`XREVRANGE key + - COUNT 1`), or
+/// `0-0` when there is none: reading starts after it.
+fn last_entry(connection: &mut redis::Connection, key: &str) -> redis::RedisResult<EntryId> {
+    let reply = redis::cmd("XREVRANGE")
+        .arg(key)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query::<redis::Value>(connection)?;
+    match stream::range_entries(&reply) {
+        Some(entries) => Ok(entries
+            .first()
+            .and_then(|entry| entry.id)
+            .unwrap_or(EntryId::ZERO)),
+        None => Err(odd("XREVRANGE")),
+    }
+}
+
+/// An error for a reply of an unexpected shape.
+fn odd(command: &str) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::Parse,
+        "an unexpected reply",
+        command.to_string(),
+    ))
 }
