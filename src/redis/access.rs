@@ -128,7 +128,7 @@ impl RedisTaskStore {
         for id in ids {
             mget.arg(record_key(prefix, id)).arg(lease_key(prefix, id));
         }
-        let values: Vec<Option<Vec<u8>>> = self.state.pool.read("get", |c| mget.query(c))?;
+        let values: Vec<Option<Vec<u8>>> = self.state.pool.run("get", None, |c| mget.query(c))?;
         let mut found = Vec::with_capacity(ids.len());
         for (id, pair) in ids.iter().zip(values.chunks(2)) {
             let record = match pair.first() {
@@ -178,7 +178,7 @@ impl RedisTaskStore {
         let value: Option<Vec<u8>> = self
             .state
             .pool
-            .read("get", |c| redis::cmd("GET").arg(&key).query(c))?;
+            .run("get", None, |c| redis::cmd("GET").arg(&key).query(c))?;
         Ok(value.and_then(|v| decode(&v)))
     }
 
@@ -197,7 +197,7 @@ impl RedisTaskStore {
             let old: Option<Vec<u8>> = self
                 .state
                 .pool
-                .read("update", |c| redis::cmd("GET").arg(&key).query(c))?;
+                .run("update", None, |c| redis::cmd("GET").arg(&key).query(c))?;
             let old = match old {
                 Some(old) => old,
                 None => return Ok(None),
@@ -249,7 +249,7 @@ impl RedisTaskStore {
         };
         let prefix = &self.settings.prefix;
         let listing = owner_key(prefix, owner);
-        let members: Vec<String> = self.state.pool.read("list", |c| {
+        let members: Vec<String> = self.state.pool.run("list", None, |c| {
             redis::cmd("ZRANGEBYLEX")
                 .arg(&listing)
                 .arg(&from)

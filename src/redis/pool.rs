@@ -36,27 +36,6 @@ impl Pool {
         }
     }
 
-    /// [`run`](Self::run) for a command that only reads: when a pooled
-    /// connection fails (Redis restarted, or closed it), once more on a
-    /// fresh one.
-    pub(crate) fn read<T>(
-        &self,
-        what: &str,
-        mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
-    ) -> Result<T, Error> {
-        let pooled = self.idle.lock().pop();
-        if let Some(mut connection) = pooled {
-            match work(&mut connection) {
-                Ok(value) => {
-                    self.put_back(connection);
-                    return Ok(value);
-                }
-                Err(e) => log::debug!("Redis, {}: {}; on a new connection", what, e),
-            }
-        }
-        self.run(what, None, work)
-    }
-
     fn put_back(&self, connection: Connection) {
         let mut idle = self.idle.lock();
         if idle.len() < self.max {
@@ -66,24 +45,41 @@ impl Pool {
 
     /// Runs `work` on a pooled connection whose replies may take `read`
     /// (`None`: the endpoint's timeout); a Redis error is an [`Error`]
-    /// naming `what`.
+    /// naming `what`. A pooled connection that Redis had closed (it
+    /// restarted, or dropped idle clients) fails before anything ran on
+    /// it: `work` then runs once more on a new connection.
     pub(crate) fn run<T>(
         &self,
         what: &str,
         read: Option<Duration>,
-        work: impl FnOnce(&mut Connection) -> redis::RedisResult<T>,
+        mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> Result<T, Error> {
         let fail = |e: redis::RedisError| Error::msg(format!("Redis, {}: {}", what, e));
         let pooled = self.idle.lock().pop();
-        let mut connection = match pooled {
-            Some(connection) => connection,
-            None => self
-                .endpoint
-                .connect(Some(self.endpoint.timeout))
-                .map_err(fail)?,
-        };
+        if let Some(connection) = pooled {
+            match self.run_on(connection, read, &mut work) {
+                Err(e) if e.is_connection_dropped() || e.is_connection_refusal() => {
+                    log::debug!("Redis, {}: {}; on a new connection", what, e);
+                }
+                outcome => return outcome.map_err(fail),
+            }
+        }
+        let connection = self
+            .endpoint
+            .connect(Some(self.endpoint.timeout))
+            .map_err(fail)?;
+        self.run_on(connection, read, &mut work).map_err(fail)
+    }
+
+    /// `work` on `connection`, which goes back to the pool if it worked.
+    fn run_on<T>(
+        &self,
+        mut connection: Connection,
+        read: Option<Duration>,
+        work: &mut impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+    ) -> redis::RedisResult<T> {
         if let Some(read) = read {
-            connection.set_read_timeout(Some(read)).map_err(fail)?;
+            connection.set_read_timeout(Some(read))?;
         }
         let outcome = work(&mut connection);
         if outcome.is_ok() {
@@ -95,6 +91,6 @@ impl Pool {
                 self.put_back(connection);
             }
         }
-        outcome.map_err(fail)
+        outcome
     }
 }

@@ -146,18 +146,23 @@ fn a_stopped_instances_task_fails_within_its_lease() {
 }
 
 // The command reader subscribes again after Redis restarts (with
-// back-off), and reads go on through the pool at once: a command forwarded afterwards reaches `a` and is answered
-// (here "not running here", -32602, since no handler runs that task).
+// back-off), and reads and writes go on through the pool at once (a pooled
+// connection Redis closed is replaced, the multi-instance outage check
+// found an insert failing on one): a command forwarded afterwards reaches
+// `a` and is answered (here "not running here", -32602, since no handler
+// runs that task).
 #[test]
 fn commands_reach_an_instance_again_after_redis_restarts() {
     let redis = Redis::start();
     let (a, _controls, _b, on_a) = pair(&redis);
     let on_b = RedisTaskStore::new(&redis.url()).expect("a Redis URL");
     assert_eq!(on_b.get("t"), None, "a pooled connection before");
+    assert_eq!(on_a.get("t"), None, "a pooled connection before");
     let redis = redis.restart();
     let mut task = super::record("t", "o", 60_000);
     task.instance = a.handle().instance_id().to_string();
-    on_a.insert(task.clone()).unwrap();
+    on_a.insert(task.clone())
+        .expect("an insert on a new connection");
     // A read on a connection Redis closed is made again on a new one.
     assert_eq!(on_b.get("t"), Some(task.clone()));
     let cancel = TaskCommand::Cancel {
