@@ -168,7 +168,14 @@ class Faults:
         subprocess.run(["redis-cli", "-p", str(self.redis_port), *args], capture_output=True, timeout=10, check=False)
 
     def start_redis(self) -> None:
-        subprocess.Popen(["redis-server", self.redis_conf], start_new_session=True)  # noqa: S603
+        # Its output goes nowhere: a child holding the script's pipe would keep its `tee` open.
+        subprocess.Popen(  # noqa: S603
+            ["redis-server", self.redis_conf],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             ping = subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True, timeout=5, check=False)
