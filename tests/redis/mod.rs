@@ -97,6 +97,22 @@ fn a_change_reaches_the_other_instance_and_the_echo_is_dropped() {
     assert_eq!(heard_b, [PROMPTS, TOOLS], "B's own echo is dropped");
 }
 
+// A change made as soon as both servers are built reaches the other one:
+// where the stream ends is read while the server is built, not later on
+// the reader's thread (the redis bench found a first change missed).
+#[test]
+fn a_change_made_right_after_the_build_is_heard() {
+    let redis = RedisServer::start(&[]);
+    for round in 0..10 {
+        let b = instance(&redis);
+        let mut on_b = connect(&b, json!({}));
+        let a = instance(&redis);
+        a.handle().notify_tools_list_changed();
+        let heard = notifications_until(&mut on_b, TOOLS, WAIT);
+        assert_eq!(count(&heard, TOOLS), 1, "round {}: {:?}", round, heard);
+    }
+}
+
 fn method_names(messages: Vec<Message>) -> Vec<String> {
     messages
         .into_iter()

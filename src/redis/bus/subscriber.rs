@@ -22,13 +22,26 @@ const BATCH: usize = 100;
 const CONNECTION_NAME: &str = "tiny-mcp-bus-subscriber";
 
 /// Starts the thread `tiny-mcp-redis-subscribe`; it ends once `server`
-/// no longer upgrades or is closed.
+/// no longer upgrades or is closed. Where the stream ends is read here,
+/// before the server is handed out (at most the endpoint's timeout when
+/// Redis is away), so that every change made after it reaches this
+/// instance; when Redis cannot tell now, the first connection finds out.
 pub(super) fn start(endpoint: Endpoint, settings: Settings, server: WeakServerHandle) {
+    let last_id = endpoint
+        .connect(Some(endpoint.timeout))
+        .and_then(|mut connection| last_entry(&mut connection, &settings.key));
+    let last_id = match last_id {
+        Ok(id) => Some(id),
+        Err(e) => {
+            log::debug!("Redis change bus: where the stream ends is not known yet ({e})");
+            None
+        }
+    };
     let subscriber = Subscriber {
         endpoint,
         settings,
         server,
-        last_id: None,
+        last_id,
     };
     let spawned = thread::Builder::new()
         .name("tiny-mcp-redis-subscribe".into())
