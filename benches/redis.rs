@@ -97,9 +97,9 @@ fn task_server(store: Option<RedisTaskStore>) -> Server {
     }
 }
 
-/// A finished task's id on `server`.
-fn finished_task(server: &Server) -> Result<String, String> {
-    let mut client = server.connect_memory();
+/// A finished task's id, made by `client` (a memory connection owns its
+/// tasks: only it may read them).
+fn finished_task(client: &mut MemoryClient) -> Result<String, String> {
     let call = env(json!({"name": "quick", "arguments": {}}));
     let created = client
         .request("tools/call", Some(call))
@@ -120,16 +120,30 @@ fn finished_task(server: &Server) -> Result<String, String> {
     }
 }
 
-/// `tasks/get` per second over `clients` threads, `ops` each.
-fn rate(server: &Server, id: &str, clients: usize, ops: usize) -> Result<f64, String> {
-    let params = env(json!({ "taskId": id }));
-    let mut memory: Vec<MemoryClient> = (0..clients).map(|_| server.connect_memory()).collect();
+/// `clients` memory connections to `server`, each with a finished task of
+/// its own.
+fn clients_with_tasks(
+    server: &Server,
+    clients: usize,
+) -> Result<Vec<(MemoryClient, Value)>, String> {
+    (0..clients)
+        .map(|_| {
+            let mut client = server.connect_memory();
+            let id = finished_task(&mut client)?;
+            Ok((client, env(json!({ "taskId": id }))))
+        })
+        .collect()
+}
+
+/// `tasks/get` per second over `memory.len()` threads, `ops` each.
+fn rate(memory: &mut [(MemoryClient, Value)], ops: usize) -> Result<f64, String> {
+    let clients = memory.len();
     let started = Instant::now();
     let outcomes: Vec<Result<(), String>> = std::thread::scope(|scope| {
         let running: Vec<_> = memory
             .iter_mut()
-            .map(|client| {
-                let params = &params;
+            .map(|(client, params)| {
+                let params = &*params;
                 scope.spawn(move || {
                     for _ in 0..ops {
                         client
@@ -193,14 +207,18 @@ fn wait_for(reader: &mut BufReader<TcpStream>, method: &str) -> Result<(), Strin
 /// listen stream, `changes` times.
 fn fan_out(url: &str, changes: usize) -> Result<Vec<f64>, String> {
     let bus = |url: &str| RedisChangeBus::new(url).map_err(|e| e.to_string());
-    let a = Server::builder("a", "1").change_bus(bus(url)?).build();
-    let b = Server::builder("b", "1").change_bus(bus(url)?).build();
+    // Tools offered: a listen stream is acknowledged for what is offered.
+    let a = Server::builder("a", "1")
+        .offer_tools()
+        .change_bus(bus(url)?)
+        .build();
+    let b = Server::builder("b", "1")
+        .offer_tools()
+        .change_bus(bus(url)?)
+        .build();
     let http = b.http().serve("127.0.0.1:0").map_err(|e| e.to_string())?;
     let addr = http.local_addr().to_string();
     let mut stream = listen(&addr)?;
-    // The subscriber of B is up once one change gets through.
-    a.handle().notify_tools_list_changed();
-    wait_for(&mut stream, "notifications/tools/list_changed")?;
     let mut times = Vec::with_capacity(changes);
     for _ in 0..changes {
         let started = Instant::now();
@@ -249,12 +267,13 @@ fn main() -> Result<(), String> {
         RedisTaskStore::new(&redis.url).map_err(|e| e.to_string())?,
     ));
     let in_memory = task_server(None);
-    let (redis_id, memory_id) = (finished_task(&on_redis)?, finished_task(&in_memory)?);
     for threads in [1, clients] {
+        let mut redis_clients = clients_with_tasks(&on_redis, threads)?;
+        let mut memory_clients = clients_with_tasks(&in_memory, threads)?;
         let (mut on, mut off) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            on.push(rate(&on_redis, &redis_id, threads, ops / threads.max(1))?);
-            off.push(rate(&in_memory, &memory_id, threads, ops / threads.max(1))?);
+            on.push(rate(&mut redis_clients, ops / threads.max(1))?);
+            off.push(rate(&mut memory_clients, ops / threads.max(1))?);
         }
         let (on, off) = (median(on), median(off));
         println!(
