@@ -116,13 +116,15 @@ impl RedisTaskStore {
     /// The record, after moving it to `failed` when its instance is gone.
     pub(crate) fn read(&self, id: &str) -> Result<Option<TaskRecord>, Error> {
         let mut found = self.read_many(&[id])?;
-        Ok(found.pop().flatten())
+        found.pop().unwrap_or(Ok(None))
     }
 
     /// The records of `ids` (in one round trip, with their leases), each
     /// after moving it to `failed` when its instance is gone; `None` for
-    /// one unknown or expired.
-    fn read_many(&self, ids: &[&str]) -> Result<Vec<Option<TaskRecord>>, Error> {
+    /// one unknown or expired, `Err` for one whose value is not a record
+    /// (Redis is input: one such value must not fail the others).
+    #[allow(clippy::type_complexity)]
+    fn read_many(&self, ids: &[&str]) -> Result<Vec<Result<Option<TaskRecord>, Error>>, Error> {
         let prefix = &self.settings.prefix;
         let mut mget = redis::cmd("MGET");
         for id in ids {
@@ -132,15 +134,21 @@ impl RedisTaskStore {
         let mut found = Vec::with_capacity(ids.len());
         for (id, pair) in ids.iter().zip(values.chunks(2)) {
             let record = match pair.first() {
-                Some(Some(value)) => decode(value)
-                    .ok_or_else(|| Error::msg(format!("task {}: not a task record", id)))?,
+                Some(Some(value)) => decode(value),
                 _ => {
-                    found.push(None);
+                    found.push(Ok(None));
+                    continue;
+                }
+            };
+            let record = match record {
+                Some(record) => record,
+                None => {
+                    found.push(Err(Error::msg(format!("task {}: not a task record", id))));
                     continue;
                 }
             };
             let leased = matches!(pair.get(1), Some(Some(_)));
-            found.push(self.check_alive(record, leased)?);
+            found.push(Ok(self.check_alive(record, leased)?));
         }
         Ok(found)
     }
@@ -272,9 +280,11 @@ impl RedisTaskStore {
         }
         for (&(member, _), record) in valid.iter().zip(self.read_many(&ids)?) {
             match record {
-                Some(record) if record.owner == owner => page.push(record),
-                Some(_) => {}
-                None => {
+                Ok(Some(record)) if record.owner == owner => page.push(record),
+                Ok(Some(_)) => {}
+                // Kept in the listing: another version may read it.
+                Err(e) => log::warn!("tasks of a listing: {}; skipped", e),
+                Ok(None) => {
                     let _: Reply = self.state.pool.run("list", None, |c| {
                         redis::cmd("ZREM").arg(&listing).arg(member).query(c)
                     })?;

@@ -35,6 +35,17 @@ pub(crate) fn forward(
 ) -> Result<bool, Error> {
     let reply = format!("{}reply:{}", store.settings.prefix, uuid::Uuid::new_v4());
     let message = json!({"reply": reply, "command": command.to_json()}).to_string();
+    // The receiver drops a larger message unanswered (`apply`): say so
+    // now rather than after the whole forward timeout.
+    if message.len() > store.settings.max_record_bytes {
+        return Err(Error::msg(format!(
+            "a command for task {} of {} bytes, over the task store's limit of {} bytes \
+             (RedisTaskStore::max_record_bytes); not forwarded",
+            record.task_id,
+            message.len(),
+            store.settings.max_record_bytes
+        )));
+    }
     let target = channel(store, &record.instance);
     let pool = &store.state.pool;
     let readers: i64 = pool.run("forward a task command", None, |c| {
