@@ -4,7 +4,7 @@
 use redis::Value as Reply;
 
 use super::keys::{expiry_ms, lease_key, member_id, owner_key, record_key};
-use super::record::{cut_to_ms, decode, encode, too_large};
+use super::record::{cut_to_ms, decode, encode, too_large, unreadable};
 use super::store::RedisTaskStore;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
@@ -19,21 +19,30 @@ pub(crate) const STOPPED: &str = "the instance that ran this task stopped";
 const MAX_TRIES: usize = 64;
 
 impl RedisTaskStore {
-    /// The record's JSON, or, over the bound, its `failed` stand-in's.
+    /// The record's JSON, or, over the bound or nested too deeply to be
+    /// read back, its `failed` stand-in's.
     fn bounded(&self, mut record: TaskRecord) -> Result<(String, TaskRecord), Error> {
         cut_to_ms(&mut record);
         let value = encode(&record);
         let max = self.settings.max_record_bytes;
-        if value.len() <= max {
+        let mut failed = if value.len() > max {
+            log::warn!(
+                "task {}: a record of {} bytes, over the limit of {}: kept failed",
+                record.task_id,
+                value.len(),
+                max
+            );
+            too_large(&record, value.len(), max)
+        } else if decode(value.as_bytes()).is_none() {
+            // What could not be read back would be lost (`get`: `None`).
+            log::warn!(
+                "task {}: a record nested too deeply: kept failed",
+                record.task_id
+            );
+            unreadable(&record)
+        } else {
             return Ok((value, record));
-        }
-        log::warn!(
-            "task {}: a record of {} bytes, over the limit of {}: kept failed",
-            record.task_id,
-            value.len(),
-            max
-        );
-        let mut failed = too_large(&record, value.len(), max);
+        };
         cut_to_ms(&mut failed);
         let value = encode(&failed);
         if value.len() > max {

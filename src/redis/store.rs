@@ -23,7 +23,8 @@ use crate::{ServerHandle, TaskCommand, TaskRecord, TaskStore};
 /// - **Records**: one key per task, `<prefix>task:<taskId>`, whose value
 ///   is the record as JSON, bounded in bytes
 ///   ([`with_max_record_bytes`](Self::with_max_record_bytes)); a record
-///   over the bound is kept `failed` with a `-32603` error saying so. The
+///   over the bound, or nested too deeply to be read back (over 128
+///   levels), is kept `failed` with a `-32603` error saying so. The
 ///   key expires at the task's TTL from its creation; a running task's
 ///   key lives on while its instance renews its lease, and a task that
 ///   ended past its TTL is kept one TTL more.

@@ -142,3 +142,44 @@ fn an_oversized_forwarded_update_fails_at_once() {
     );
     let _ = controls.release.send(());
 }
+
+/// A JSON value nested `depth` arrays deep.
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!("core"), |inner, _| json!([inner]))
+}
+
+// A result nested deeper than `serde_json` reads back (128 levels; a
+// tool's structured result may mirror an upstream document) must not
+// make the task vanish: before, the record was written, then read as
+// "not a task record", so `get` answered `None` (-32602 "unknown task")
+// and the result was lost in silence. Now it is kept `failed`, saying
+// why, as an oversized one is.
+#[test]
+fn a_result_too_deep_to_read_back_is_kept_failed() {
+    let redis = Redis::start();
+    let store = store(&redis);
+    store.insert(record("deep", "o", 60_000)).expect("insert");
+    let done = store.update("deep", &mut |r| {
+        if r.move_to(tiny_mcp::TaskStatus::Completed, None) {
+            r.result = Some(json!({"structuredContent": nested(200)}));
+        }
+    });
+    let done = done.expect("the update is kept");
+    assert_eq!(done.status, tiny_mcp::TaskStatus::Failed, "{:?}", done);
+    let kept = store.get("deep").expect("the task is still there");
+    assert_eq!(kept.status, tiny_mcp::TaskStatus::Failed);
+    assert!(kept.result.is_none());
+    let error = kept.error.expect("an error saying why");
+    assert_eq!(error.code.0, -32603);
+    // A result just under the depth is kept as it is.
+    store.insert(record("fine", "o", 60_000)).expect("insert");
+    let fine = store.update("fine", &mut |r| {
+        if r.move_to(tiny_mcp::TaskStatus::Completed, None) {
+            r.result = Some(json!({"structuredContent": nested(100)}));
+        }
+    });
+    assert_eq!(
+        fine.map(|r| r.status),
+        Some(tiny_mcp::TaskStatus::Completed)
+    );
+}
