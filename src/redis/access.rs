@@ -165,12 +165,11 @@ impl RedisTaskStore {
     /// `record` as it is, or `failed` when it runs on another instance
     /// whose lease on it ran out.
     fn check_alive(&self, record: TaskRecord, leased: bool) -> Result<Option<TaskRecord>, Error> {
-        let ours = self.instance();
-        if leased
-            || record.status.is_terminal()
-            || record.instance.is_empty()
-            || ours.as_deref() == Some(record.instance.as_str())
-        {
+        // One of ours is alive while its lease is renewed (`held`): one
+        // whose handler ended without its final status kept is not.
+        let ours = self.instance().as_deref() == Some(record.instance.as_str())
+            && self.state.held.lock().contains_key(&record.task_id);
+        if leased || record.status.is_terminal() || record.instance.is_empty() || ours {
             return Ok(Some(record));
         }
         let mut stop = |r: &mut TaskRecord| {

@@ -36,11 +36,37 @@ pub(crate) fn attach(store: &RedisTaskStore, server: &ServerHandle) {
 fn renew_leases(store: &RedisTaskStore, server: &WeakServerHandle) {
     let every = store.settings.lease / 3;
     loop {
-        if server.upgrade().is_none() {
-            return;
+        match server.upgrade() {
+            Some(server) => forget_ended(store, &server),
+            None => return,
         }
         renew_once(store);
         thread::sleep(every);
+    }
+}
+
+/// Stops renewing the lease of each task whose handler no longer runs
+/// here: its final status was not written (Redis refused the write, or
+/// was away), and the record would otherwise stay `working` for as long
+/// as this instance lives. Once its lease ran out, the next read moves it
+/// to `failed` (`access::check_alive`).
+fn forget_ended(store: &RedisTaskStore, server: &ServerHandle) {
+    let held: Vec<String> = store.state.held.lock().keys().cloned().collect();
+    let ended: Vec<String> = held
+        .into_iter()
+        .filter(|id| !server.runs_task(id))
+        .collect();
+    if ended.is_empty() {
+        return;
+    }
+    let mut held = store.state.held.lock();
+    for id in ended {
+        log::warn!(
+            "task {}: its handler ended here without its final status kept; \
+             its lease is no longer renewed",
+            id
+        );
+        held.remove(&id);
     }
 }
 

@@ -72,19 +72,17 @@ fn oom_errors(admin: &mut redis::Connection) -> u64 {
 
 // A task's result must not be lost in silence: when Redis refuses the
 // write of the final status (OOM under `maxmemory-policy noeviction`, or a
-// restart at that moment), the task must end up terminal (completed, or
-// failed saying why) once Redis takes writes again.
+// restart at that moment), the task ends up `failed` within a few leases
+// once Redis takes writes again, on every instance.
 //
-// FAILS today: `settle`'s `TaskStore::update` returns `None` on a Redis
-// error (logged at warn), the run is released, and the record stays
-// `working` in Redis; the lease thread keeps renewing it (the record is
-// not final, so it stays in `held`), which also keeps its key alive, so
-// every instance answers `working` forever and `tasks/result` blocks
-// until the client gives up. A fix needs the final write kept and
-// retried (e.g. by the lease thread) or the lease dropped for runs that
-// ended: not small.
+// Before: `settle`'s `TaskStore::update` returned `None` (logged), the run
+// was released, and the record stayed `working`; the lease thread kept
+// renewing it (it stayed in `held`), which also kept its key alive, so
+// every instance answered `working` for as long as `a` lived and
+// `tasks/result` blocked until the client gave up. Now the lease thread
+// drops tasks whose handler no longer runs, and a read moves them to
+// `failed` once the lease ran out (this instance's own reads too).
 #[test]
-#[ignore = "a final status refused by Redis leaves the task `working` forever (see comment)"]
 fn a_final_status_refused_by_redis_is_not_lost() {
     let redis = Redis::start();
     let mut admin = admin(&redis);
