@@ -181,3 +181,106 @@ fn a_result_too_deep_to_read_back_is_kept_failed() {
         Some(tiny_mcp::TaskStatus::Completed)
     );
 }
+
+// What a peer with access to Redis publishes on an instance's command
+// channel (§30) cannot panic or stop its reader, nor make it write
+// outside the reply lists: non-JSON, nesting past what is read, a message
+// over `max_record_bytes`, wrong types, and a reply key naming the task's
+// record are dropped; a bad command with a proper reply key is answered
+// `invalid:`; the task's record is left as it was, and a real cancel
+// through `b` still reaches the handler.
+#[test]
+fn junk_on_an_instance_channel_is_dropped_and_the_reader_goes_on() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    let (a, controls, b) = pair(&redis);
+    let (mut on_a, mut on_b) = (client_2026(&a), client_2026(&b));
+    let id = start_2026(&mut on_a, "gated");
+    recv(&controls.reached, "the handler's start");
+    let record_key = format!("tiny-mcp:task:{}", id);
+    let before: String = redis::cmd("GET")
+        .arg(&record_key)
+        .query(&mut admin)
+        .expect("GET");
+    let channel = format!("tiny-mcp:instance:{}", a.handle().instance_id());
+    let cancel = json!({"cancel": id}).to_string();
+    let junk = vec![
+        "not json".to_string(),
+        "[".repeat(100_000),
+        format!(
+            "{{\"reply\":\"tiny-mcp:reply:big\",\"pad\":\"{}\"}}",
+            "x".repeat(5 << 20)
+        ),
+        json!({"reply": 5, "command": cancel}).to_string(),
+        json!({"reply": record_key, "command": cancel}).to_string(),
+        json!({"reply": "tiny-mcp:reply:x", "command": "junk"}).to_string(),
+        json!({"reply": "tiny-mcp:reply:x", "command": {"cancel": id}}).to_string(),
+    ];
+    for message in &junk {
+        let _: i64 = redis::cmd("PUBLISH")
+            .arg(&channel)
+            .arg(message)
+            .query(&mut admin)
+            .expect("PUBLISH");
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let answers: Vec<String> = redis::cmd("LRANGE")
+            .arg("tiny-mcp:reply:x")
+            .arg(0)
+            .arg(-1)
+            .query(&mut admin)
+            .expect("LRANGE");
+        if answers.len() == 2 {
+            assert!(
+                answers.iter().all(|a| a.starts_with("invalid:")),
+                "{:?}",
+                answers
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "answers: {:?}", answers);
+        std::thread::yield_now();
+    }
+    let after: String = redis::cmd("GET")
+        .arg(&record_key)
+        .query(&mut admin)
+        .expect("GET");
+    assert_eq!(before, after, "the record is untouched");
+    let big: i64 = redis::cmd("EXISTS")
+        .arg("tiny-mcp:reply:big")
+        .query(&mut admin)
+        .expect("EXISTS");
+    assert_eq!(big, 0, "the oversized message is not answered");
+    assert!(mcall(&mut on_b, "tasks/cancel", json!({"taskId": id})).is_ok());
+    assert!(
+        recv(&controls.cancelled, "the handler's end"),
+        "flag not set"
+    );
+}
+
+// The URL's password never shows in an error or in `Debug` (§30): not
+// when Redis is away, not when Redis refuses it.
+#[test]
+fn the_password_never_shows() {
+    let redis = Redis::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let urls = [
+        format!("redis://:s3cr3t-pw@127.0.0.1:{}/", closed),
+        redis.url().replace("redis://", "redis://user:s3cr3t-pw@"),
+        redis.url().replace("redis://", "redis://:s3cr3t-pw@"),
+    ];
+    for url in &urls {
+        let store = RedisTaskStore::new(url).expect("a Redis URL");
+        let error = store.insert(record("t", "o", 60_000)).expect_err("refused");
+        let shown = format!("{} {:?} {:?}", error, error, store);
+        assert!(!shown.contains("s3cr3t"), "{}", shown);
+        let listed = store.list("o", None, 1).expect_err("refused");
+        assert!(!format!("{} {:?}", listed, listed).contains("s3cr3t"));
+    }
+    let bad = RedisTaskStore::new("redis://:s3cr3t-pw@[::1").expect_err("not a URL");
+    assert!(!format!("{} {:?}", bad, bad).contains("s3cr3t"));
+}
