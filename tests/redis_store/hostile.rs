@@ -284,3 +284,89 @@ fn the_password_never_shows() {
     let bad = RedisTaskStore::new("redis://:s3cr3t-pw@[::1").expect_err("not a URL");
     assert!(!format!("{} {:?}", bad, bad).contains("s3cr3t"));
 }
+
+/// Subscribers of `channel` (`PUBSUB NUMSUB`).
+fn subscribers(admin: &mut redis::Connection, channel: &str) -> i64 {
+    let counts: Vec<(String, i64)> = redis::cmd("PUBSUB")
+        .arg("NUMSUB")
+        .arg(channel)
+        .query(admin)
+        .expect("PUBSUB NUMSUB");
+    counts.first().map_or(0, |(_, n)| *n)
+}
+
+// The command reader ends with its server (§30: "every thread exits when
+// the server closes"): closed, or dropped without closing, its
+// subscription is gone within a few polls (500 ms each).
+#[test]
+fn the_command_reader_ends_with_its_server() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    for close in [true, false] {
+        let server = task_builder().0.task_store(store(&redis)).build();
+        let channel = format!("tiny-mcp:instance:{}", server.handle().instance_id());
+        assert_eq!(
+            subscribers(&mut admin, &channel),
+            1,
+            "subscribed when built"
+        );
+        if close {
+            server.handle().close();
+        }
+        drop(server);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while subscribers(&mut admin, &channel) != 0 {
+            assert!(
+                Instant::now() < deadline,
+                "still subscribed (close: {})",
+                close
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+// Redis that refuses the scripts (an ACL without EVAL/EVALSHA): starting
+// a task is an error answered at once (within the endpoint's 2 s), never a
+// hang or a panic; another store on the same Redis goes on. (Under OOM
+// with `noeviction` the insert script is not refused: its first write,
+// ZREMRANGEBYSCORE, is not deny-oom, and Redis lets a script that wrote
+// go on; the CAS write script is refused, see above.)
+#[test]
+fn refused_scripts_fail_a_task_start_at_once() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    let _: () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("limited")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("&*")
+        .arg("+@all")
+        .arg("-eval")
+        .arg("-evalsha")
+        .arg("-script")
+        .query(&mut admin)
+        .expect("ACL SETUSER");
+    let url = redis.url().replace("redis://", "redis://limited:pw@");
+    let limited = RedisTaskStore::new(&url).expect("a Redis URL");
+    let server = task_builder().0.task_store(limited).build();
+    let mut client = client_2026(&server);
+    let started = Instant::now();
+    let refused = mcall(
+        &mut client,
+        "tools/call",
+        json!({"name": "gated", "arguments": {}}),
+    );
+    assert!(refused.is_err(), "{:?}", refused);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let (a, controls, _b) = pair(&redis);
+    start_2026(&mut client_2026(&a), "gated");
+    recv(&controls.reached, "the handler's start");
+    let _ = controls.release.send(());
+}
