@@ -370,3 +370,33 @@ fn refused_scripts_fail_a_task_start_at_once() {
     recv(&controls.reached, "the handler's start");
     let _ = controls.release.send(());
 }
+
+// A Redis that fails a read must not make a task look gone: `tasks/get`
+// (and a blocking `tasks/result`, which polls it) answers -32603 ("try
+// again"). Before: -32602 "unknown task: it never existed, has expired or
+// is not yours" (`TaskStore::get` answers `None` on a Redis error), after
+// which a client rightly stops asking and the result is lost to it; now
+// the methods read through `TaskStore::try_get`.
+#[test]
+fn a_failed_read_is_not_an_unknown_task() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    let (a, controls, _b) = pair(&redis);
+    let mut on_a = client_2026(&a);
+    let id = start_2026(&mut on_a, "gated");
+    recv(&controls.reached, "the handler's start");
+    let acl = |admin: &mut redis::Connection, rules: &[&str]| {
+        let _: () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg("default")
+            .arg(rules)
+            .query(admin)
+            .expect("ACL SETUSER");
+    };
+    acl(&mut admin, &["-mget", "-get"]);
+    let answer = mcall(&mut on_a, "tasks/get", json!({"taskId": id}));
+    acl(&mut admin, &["+mget", "+get"]);
+    let _ = controls.release.send(());
+    let error = answer.expect_err("reads are refused");
+    assert_eq!(error.code.0, -32603, "{:?}", error);
+}

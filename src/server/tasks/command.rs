@@ -90,6 +90,7 @@ impl TaskCommand {
 impl ServerHandle {
     /// Whether a handler of task `id` runs on this instance (a store's
     /// lease thread stops renewing the lease of one that ended).
+    #[cfg(feature = "redis")]
     pub(crate) fn runs_task(&self, id: &str) -> bool {
         self.inner.tasks.run(id).is_some()
     }
