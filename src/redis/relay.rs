@@ -20,6 +20,11 @@ use crate::{ErrorKind, ServerHandle, TaskCommand, TaskRecord, WeakServerHandle};
 
 /// How often the reader looks whether its server is still there.
 const POLL: Duration = Duration::from_millis(500);
+/// After this many quiet polls (2 s) the reader PINGs on its subscription:
+/// a connection dropped without a FIN (NAT or load balancer state lost)
+/// still counts as a subscriber for Redis, so commands published to it
+/// would go nowhere until the reader notices and subscribes again.
+const PING_EVERY: u32 = 4;
 /// The longest wait between two attempts to subscribe.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -149,6 +154,7 @@ fn serve(
     pubsub.set_read_timeout(Some(POLL))?;
     let _ = ready.try_send(());
     *backoff = Duration::from_millis(100);
+    let mut quiet = 0;
     loop {
         let message = match pubsub.get_message() {
             Ok(message) => message,
@@ -156,10 +162,17 @@ fn serve(
                 if server.upgrade().is_none() {
                     return Ok(());
                 }
+                quiet += 1;
+                if quiet >= PING_EVERY {
+                    // Answered within POLL, or the subscription is lost.
+                    let _: redis::Value = pubsub.ping()?;
+                    quiet = 0;
+                }
                 continue;
             }
             Err(e) => return Err(e),
         };
+        quiet = 0;
         match server.upgrade() {
             Some(handle) => apply(store, &handle, message.get_payload_bytes()),
             None => return Ok(()),

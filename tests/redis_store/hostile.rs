@@ -400,3 +400,108 @@ fn a_failed_read_is_not_an_unknown_task() {
     let error = answer.expect_err("reads are refused");
     assert_eq!(error.code.0, -32603, "{:?}", error);
 }
+
+/// A TCP proxy to Redis whose [`cut`](Blackhole::cut) makes every
+/// connection open at that moment silent both ways, without closing it
+/// (a NAT or load balancer that dropped its state: no FIN, no RST);
+/// connections made afterwards pass.
+struct Blackhole {
+    port: u16,
+    generation: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Blackhole {
+    fn start(redis: &Redis) -> Blackhole {
+        use std::sync::atomic::Ordering;
+        let target = redis.url();
+        let target = target
+            .trim_start_matches("redis://")
+            .trim_end_matches('/')
+            .to_string();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let port = listener.local_addr().expect("an address").port();
+        let generation = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let cut = std::sync::Arc::clone(&generation);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let server = match std::net::TcpStream::connect(&target) {
+                    Ok(server) => server,
+                    Err(_) => continue,
+                };
+                let born = cut.load(Ordering::SeqCst);
+                for (from, to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ] {
+                    let (mut from, mut to) = match (from, to) {
+                        (Ok(from), Ok(to)) => (from, to),
+                        _ => continue,
+                    };
+                    let cut = std::sync::Arc::clone(&cut);
+                    std::thread::spawn(move || {
+                        use std::io::{Read, Write};
+                        let mut buffer = [0u8; 16 * 1024];
+                        while let Ok(n) = from.read(&mut buffer) {
+                            if n == 0 {
+                                break;
+                            }
+                            if cut.load(Ordering::SeqCst) == born
+                                && to.write_all(&buffer[..n]).is_err()
+                            {
+                                break;
+                            }
+                        }
+                        // Held open: the peer sees neither FIN nor RST.
+                        std::mem::forget(to);
+                    });
+                }
+            }
+        });
+        Blackhole { port, generation }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    fn cut(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// An instance whose command subscription went silent without a FIN (NAT
+// or load balancer state dropped; Redis still counts the subscriber, so
+// PUBLISH finds a reader) notices within a few seconds and subscribes
+// again, as the change bus's reader does (its blocking XREAD times out):
+// a cancel through `b` reaches the handler on `a` again.
+#[test]
+fn a_silently_dropped_command_subscription_is_renewed() {
+    let redis = Redis::start();
+    let hole = Blackhole::start(&redis);
+    let (builder, controls) = task_builder();
+    let on_a = RedisTaskStore::new(&hole.url())
+        .expect("a Redis URL")
+        .with_lease(Duration::from_secs(30))
+        // No pooled connection to be cut too: only the subscription is.
+        .with_pool_size(0);
+    let a = builder.task_store(on_a).build();
+    let on_b = store(&redis).with_forward_timeout(Duration::from_millis(500));
+    let b = task_builder().0.task_store(on_b).build();
+    let (mut to_a, mut to_b) = (client_2026(&a), client_2026(&b));
+    let id = start_2026(&mut to_a, "gated");
+    recv(&controls.reached, "the handler's start");
+    hole.cut();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let _ = mcall(&mut to_b, "tasks/cancel", json!({"taskId": id}));
+        if let Ok(cancelled) = controls.cancelled.try_recv() {
+            assert!(cancelled, "the handler's flag is set");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the command reader never subscribed again"
+        );
+    }
+}
