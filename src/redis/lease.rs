@@ -70,8 +70,9 @@ fn forget_ended(store: &RedisTaskStore, server: &ServerHandle) {
     }
 }
 
-/// One round of renewals; a task gone or final leaves the held set. A
-/// Redis error ends the round (logged): the next one tries again.
+/// One round of renewals; a task gone or final, or whose keys a script
+/// cannot use (another type), leaves the held set. A connection error ends
+/// the round (logged): the next one tries again.
 pub(crate) fn renew_once(store: &RedisTaskStore) {
     let held: Vec<_> = store
         .state
@@ -87,16 +88,26 @@ pub(crate) fn renew_once(store: &RedisTaskStore) {
     let outcome = store.state.pool.run("renew a lease", None, |c| {
         let mut done = Vec::new();
         for (id, keys) in &held {
-            let kept: i64 = keys
+            let kept: redis::RedisResult<i64> = keys
                 .invoke(
                     &store.state.scripts.renew,
                     "",
                     lease.saturating_mul(2),
                     lease,
                 )
-                .invoke(c)?;
-            if kept == 0 {
-                done.push(id.clone());
+                .invoke(c);
+            match kept {
+                Ok(0) => done.push(id.clone()),
+                Ok(_) => {}
+                // This task's keys only (one of another type: a peer's, or
+                // another program's on this prefix): the others go on.
+                Err(e) if e.code() == Some("WRONGTYPE") => {
+                    log::warn!("task {}: its lease cannot be renewed ({}); dropped", id, e);
+                    done.push(id.clone());
+                }
+                // The connection, or Redis as a whole (OOM, an ACL): the
+                // next round tries them all again.
+                Err(e) => return Err(e),
             }
         }
         Ok(done)

@@ -505,3 +505,45 @@ fn a_silently_dropped_command_subscription_is_renewed() {
         );
     }
 }
+
+// One task's record that a script cannot read (a key of another type at
+// `<prefix>task:<id>`: a peer, or another program on the same prefix)
+// must not stop the lease renewals of this instance's other tasks (they
+// would all be failed by other instances, "the instance that ran this
+// task stopped"). Before: the first script error ended the whole round.
+#[test]
+fn one_unreadable_record_does_not_stop_the_other_leases() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    let (a, controls, b) = pair(&redis);
+    let (mut on_a, mut on_b) = (client_2026(&a), client_2026(&b));
+    let ids: Vec<String> = (0..4)
+        .map(|_| {
+            let id = start_2026(&mut on_a, "gated");
+            recv(&controls.reached, "the handler's start");
+            id
+        })
+        .collect();
+    let bad = format!("tiny-mcp:task:{}", ids[0]);
+    let _: () = redis::pipe()
+        .cmd("DEL")
+        .arg(&bad)
+        .ignore()
+        .cmd("HSET")
+        .arg(&bad)
+        .arg("f")
+        .arg("v")
+        .ignore()
+        .query(&mut admin)
+        .expect("HSET");
+    let until = Instant::now() + LEASE * 5 / 2;
+    while Instant::now() < until {
+        for id in &ids[1..] {
+            let task = poll_until(&mut on_b, id, |_| true);
+            assert_eq!(task["status"], "working", "renewed: {}", task);
+        }
+    }
+    for _ in &ids {
+        let _ = controls.release.send(());
+    }
+}
