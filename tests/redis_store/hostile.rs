@@ -547,3 +547,48 @@ fn one_unreadable_record_does_not_stop_the_other_leases() {
         let _ = controls.release.send(());
     }
 }
+
+// TASK-10 through the listing: a member naming another owner's task in
+// an owner's listing (written by a peer) does not show it, and a cursor a
+// client forged is either refused (-32602) or only a position in the
+// caller's own listing.
+#[test]
+fn a_listing_shows_only_the_owners_tasks_whatever_its_members_and_cursor() {
+    let redis = Redis::start();
+    let store = store(&redis);
+    let theirs = record("theirs", "other", 60_000);
+    let mut mine = record("mine", "me", 60_000);
+    mine.created_at = theirs.created_at + Duration::from_millis(1);
+    mine.last_updated_at = mine.created_at;
+    store.insert(theirs.clone()).expect("insert");
+    store.insert(mine.clone()).expect("insert");
+    let member = |r: &tiny_mcp::TaskRecord| {
+        let ms = r
+            .created_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis();
+        format!("{:016}:{}", ms, r.task_id)
+    };
+    let _: () = redis::cmd("ZADD")
+        .arg("tiny-mcp:owner:me")
+        .arg(0)
+        .arg(member(&theirs))
+        .query(&mut admin(&redis))
+        .expect("ZADD");
+    let (page, _) = store.list("me", None, 10).expect("a listing");
+    assert_eq!(page, vec![mine.clone()]);
+    let (page, _) = store
+        .list("me", Some(&member(&theirs)), 10)
+        .expect("a position");
+    assert_eq!(page, vec![mine]);
+    for forged in ["junk", "", "0000000000000000:", "[+", "-"] {
+        let refused = store.list("me", Some(forged), 10).expect_err(forged);
+        assert!(
+            matches!(refused.kind(), tiny_mcp::ErrorKind::InvalidParams(_)),
+            "{}: {:?}",
+            forged,
+            refused
+        );
+    }
+}
