@@ -63,7 +63,7 @@ pub(crate) fn forward(
         )));
     }
     let wait = store.settings.forward_timeout;
-    let answer: Option<(String, String)> = pool.run(
+    let answer: Option<(String, String)> = pool.run_once(
         "await a task command",
         Some(wait + pool.endpoint.timeout),
         |c| {

@@ -592,3 +592,61 @@ fn a_listing_shows_only_the_owners_tasks_whatever_its_members_and_cursor() {
         );
     }
 }
+
+// `forward` waits at most its forward timeout (§30), also when Redis
+// drops the connection it waits on (CLIENT KILL, a proxy, a restart): the
+// reply cannot come on another connection's wait (the command went out
+// before), so it is an error then, not a second whole wait.
+#[test]
+fn a_forward_whose_wait_is_dropped_does_not_wait_again() {
+    let redis = Redis::start();
+    let mut admin = admin(&redis);
+    // A silent "instance": subscribed, never answers.
+    let mut silent = self::admin(&redis);
+    let mut silent = silent.as_pubsub();
+    silent
+        .subscribe("tiny-mcp:instance:silent")
+        .expect("SUBSCRIBE");
+    let sender = store(&redis).with_forward_timeout(Duration::from_secs(2));
+    let mut target = record("t", "o", 60_000);
+    target.instance = "silent".into();
+    let started = Instant::now();
+    let waiting = std::thread::spawn(move || {
+        let command = tiny_mcp::TaskCommand::Cancel {
+            task_id: "t".into(),
+        };
+        sender.forward(&target, &command)
+    });
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let blocked = loop {
+        let clients: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .query(&mut admin)
+            .expect("CLIENT LIST");
+        let id = clients
+            .lines()
+            .find(|line| line.contains("cmd=blpop"))
+            .and_then(|line| line.split(' ').find_map(|f| f.strip_prefix("id=")))
+            .map(String::from);
+        // Half of the wait gone: a second whole wait would pass the bound.
+        match id {
+            Some(id) if started.elapsed() >= Duration::from_secs(1) => break id,
+            Some(_) => {}
+            None => assert!(Instant::now() < deadline, "no BLPOP: {}", clients),
+        }
+        std::thread::yield_now();
+    };
+    let _: redis::Value = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(&blocked)
+        .query(&mut admin)
+        .expect("CLIENT KILL");
+    let outcome = waiting.join().expect("no panic");
+    assert!(outcome.is_err(), "{:?}", outcome);
+    assert!(
+        started.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        started.elapsed()
+    );
+}
