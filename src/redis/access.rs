@@ -4,7 +4,7 @@
 use redis::Value as Reply;
 
 use super::keys::{expiry_ms, lease_key, member_id, owner_key, record_key};
-use super::record::{cut_to_ms, decode, encode, too_large};
+use super::record::{cut_to_ms, decode, encode, too_large, unreadable};
 use super::store::RedisTaskStore;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
@@ -19,21 +19,30 @@ pub(crate) const STOPPED: &str = "the instance that ran this task stopped";
 const MAX_TRIES: usize = 64;
 
 impl RedisTaskStore {
-    /// The record's JSON, or, over the bound, its `failed` stand-in's.
+    /// The record's JSON, or, over the bound or nested too deeply to be
+    /// read back, its `failed` stand-in's.
     fn bounded(&self, mut record: TaskRecord) -> Result<(String, TaskRecord), Error> {
         cut_to_ms(&mut record);
         let value = encode(&record);
         let max = self.settings.max_record_bytes;
-        if value.len() <= max {
+        let mut failed = if value.len() > max {
+            log::warn!(
+                "task {}: a record of {} bytes, over the limit of {}: kept failed",
+                record.task_id,
+                value.len(),
+                max
+            );
+            too_large(&record, value.len(), max)
+        } else if decode(value.as_bytes()).is_none() {
+            // What could not be read back would be lost (`get`: `None`).
+            log::warn!(
+                "task {}: a record nested too deeply: kept failed",
+                record.task_id
+            );
+            unreadable(&record)
+        } else {
             return Ok((value, record));
-        }
-        log::warn!(
-            "task {}: a record of {} bytes, over the limit of {}: kept failed",
-            record.task_id,
-            value.len(),
-            max
-        );
-        let mut failed = too_large(&record, value.len(), max);
+        };
         cut_to_ms(&mut failed);
         let value = encode(&failed);
         if value.len() > max {
@@ -116,13 +125,15 @@ impl RedisTaskStore {
     /// The record, after moving it to `failed` when its instance is gone.
     pub(crate) fn read(&self, id: &str) -> Result<Option<TaskRecord>, Error> {
         let mut found = self.read_many(&[id])?;
-        Ok(found.pop().flatten())
+        found.pop().unwrap_or(Ok(None))
     }
 
     /// The records of `ids` (in one round trip, with their leases), each
     /// after moving it to `failed` when its instance is gone; `None` for
-    /// one unknown or expired.
-    fn read_many(&self, ids: &[&str]) -> Result<Vec<Option<TaskRecord>>, Error> {
+    /// one unknown or expired, `Err` for one whose value is not a record
+    /// (Redis is input: one such value must not fail the others).
+    #[allow(clippy::type_complexity)]
+    fn read_many(&self, ids: &[&str]) -> Result<Vec<Result<Option<TaskRecord>, Error>>, Error> {
         let prefix = &self.settings.prefix;
         let mut mget = redis::cmd("MGET");
         for id in ids {
@@ -132,15 +143,21 @@ impl RedisTaskStore {
         let mut found = Vec::with_capacity(ids.len());
         for (id, pair) in ids.iter().zip(values.chunks(2)) {
             let record = match pair.first() {
-                Some(Some(value)) => decode(value)
-                    .ok_or_else(|| Error::msg(format!("task {}: not a task record", id)))?,
+                Some(Some(value)) => decode(value),
                 _ => {
-                    found.push(None);
+                    found.push(Ok(None));
+                    continue;
+                }
+            };
+            let record = match record {
+                Some(record) => record,
+                None => {
+                    found.push(Err(Error::msg(format!("task {}: not a task record", id))));
                     continue;
                 }
             };
             let leased = matches!(pair.get(1), Some(Some(_)));
-            found.push(self.check_alive(record, leased)?);
+            found.push(Ok(self.check_alive(record, leased)?));
         }
         Ok(found)
     }
@@ -148,12 +165,11 @@ impl RedisTaskStore {
     /// `record` as it is, or `failed` when it runs on another instance
     /// whose lease on it ran out.
     fn check_alive(&self, record: TaskRecord, leased: bool) -> Result<Option<TaskRecord>, Error> {
-        let ours = self.instance();
-        if leased
-            || record.status.is_terminal()
-            || record.instance.is_empty()
-            || ours.as_deref() == Some(record.instance.as_str())
-        {
+        // One of ours is alive while its lease is renewed (`held`): one
+        // whose handler ended without its final status kept is not.
+        let ours = self.instance().as_deref() == Some(record.instance.as_str())
+            && self.state.held.lock().contains_key(&record.task_id);
+        if leased || record.status.is_terminal() || record.instance.is_empty() || ours {
             return Ok(Some(record));
         }
         let mut stop = |r: &mut TaskRecord| {
@@ -272,9 +288,11 @@ impl RedisTaskStore {
         }
         for (&(member, _), record) in valid.iter().zip(self.read_many(&ids)?) {
             match record {
-                Some(record) if record.owner == owner => page.push(record),
-                Some(_) => {}
-                None => {
+                Ok(Some(record)) if record.owner == owner => page.push(record),
+                Ok(Some(_)) => {}
+                // Kept in the listing: another version may read it.
+                Err(e) => log::warn!("tasks of a listing: {}; skipped", e),
+                Ok(None) => {
                     let _: Reply = self.state.pool.run("list", None, |c| {
                         redis::cmd("ZREM").arg(&listing).arg(member).query(c)
                     })?;

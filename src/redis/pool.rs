@@ -71,6 +71,27 @@ impl Pool {
         self.run_on(connection, read, &mut work).map_err(fail)
     }
 
+    /// [`run`](Self::run) without the second try: for a wait whose answer
+    /// can only come on the connection it began on (`forward`'s BLPOP: a
+    /// second wait would pass its bound, and nothing could arrive).
+    pub(crate) fn run_once<T>(
+        &self,
+        what: &str,
+        read: Option<Duration>,
+        mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, Error> {
+        let fail = |e: redis::RedisError| Error::msg(format!("Redis, {}: {}", what, e));
+        let pooled = self.idle.lock().pop();
+        let connection = match pooled {
+            Some(connection) => connection,
+            None => self
+                .endpoint
+                .connect(Some(self.endpoint.timeout))
+                .map_err(fail)?,
+        };
+        self.run_on(connection, read, &mut work).map_err(fail)
+    }
+
     /// `work` on `connection`, which goes back to the pool if it worked.
     fn run_on<T>(
         &self,

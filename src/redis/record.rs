@@ -108,12 +108,30 @@ pub(crate) fn cut_to_ms(record: &mut TaskRecord) {
 /// `record` with what made it too large dropped: `failed`, with a
 /// `-32603` error saying so (never lost in silence).
 pub(crate) fn too_large(record: &TaskRecord, bytes: usize, max: usize) -> TaskRecord {
+    dropped(
+        record,
+        format!(
+            "the task's record is {} bytes, over the task store's limit of {} bytes \
+             (RedisTaskStore::max_record_bytes); its result was dropped",
+            bytes, max
+        ),
+    )
+}
+
+/// `record` whose JSON does not read back (nested deeper than JSON is
+/// read: 128 levels): `failed`, with a `-32603` error saying so, as
+/// [`too_large`].
+pub(crate) fn unreadable(record: &TaskRecord) -> TaskRecord {
+    dropped(
+        record,
+        "the task's record is nested too deeply to be read back from the task store \
+         (over 128 levels); its result was dropped"
+            .to_string(),
+    )
+}
+
+fn dropped(record: &TaskRecord, message: String) -> TaskRecord {
     let mut failed = record.clone();
-    let message = format!(
-        "the task's record is {} bytes, over the task store's limit of {} bytes \
-         (RedisTaskStore::max_record_bytes); its result was dropped",
-        bytes, max
-    );
     failed.status = TaskStatus::Failed;
     failed.input_requests.clear();
     failed.result = None;

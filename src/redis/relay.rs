@@ -20,6 +20,11 @@ use crate::{ErrorKind, ServerHandle, TaskCommand, TaskRecord, WeakServerHandle};
 
 /// How often the reader looks whether its server is still there.
 const POLL: Duration = Duration::from_millis(500);
+/// After this many quiet polls (2 s) the reader PINGs on its subscription:
+/// a connection dropped without a FIN (NAT or load balancer state lost)
+/// still counts as a subscriber for Redis, so commands published to it
+/// would go nowhere until the reader notices and subscribes again.
+const PING_EVERY: u32 = 4;
 /// The longest wait between two attempts to subscribe.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -35,6 +40,17 @@ pub(crate) fn forward(
 ) -> Result<bool, Error> {
     let reply = format!("{}reply:{}", store.settings.prefix, uuid::Uuid::new_v4());
     let message = json!({"reply": reply, "command": command.to_json()}).to_string();
+    // The receiver drops a larger message unanswered (`apply`): say so
+    // now rather than after the whole forward timeout.
+    if message.len() > store.settings.max_record_bytes {
+        return Err(Error::msg(format!(
+            "a command for task {} of {} bytes, over the task store's limit of {} bytes \
+             (RedisTaskStore::max_record_bytes); not forwarded",
+            record.task_id,
+            message.len(),
+            store.settings.max_record_bytes
+        )));
+    }
     let target = channel(store, &record.instance);
     let pool = &store.state.pool;
     let readers: i64 = pool.run("forward a task command", None, |c| {
@@ -47,7 +63,7 @@ pub(crate) fn forward(
         )));
     }
     let wait = store.settings.forward_timeout;
-    let answer: Option<(String, String)> = pool.run(
+    let answer: Option<(String, String)> = pool.run_once(
         "await a task command",
         Some(wait + pool.endpoint.timeout),
         |c| {
@@ -138,6 +154,7 @@ fn serve(
     pubsub.set_read_timeout(Some(POLL))?;
     let _ = ready.try_send(());
     *backoff = Duration::from_millis(100);
+    let mut quiet = 0;
     loop {
         let message = match pubsub.get_message() {
             Ok(message) => message,
@@ -145,10 +162,17 @@ fn serve(
                 if server.upgrade().is_none() {
                     return Ok(());
                 }
+                quiet += 1;
+                if quiet >= PING_EVERY {
+                    // Answered within POLL, or the subscription is lost.
+                    let _: redis::Value = pubsub.ping()?;
+                    quiet = 0;
+                }
                 continue;
             }
             Err(e) => return Err(e),
         };
+        quiet = 0;
         match server.upgrade() {
             Some(handle) => apply(store, &handle, message.get_payload_bytes()),
             None => return Ok(()),

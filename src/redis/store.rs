@@ -23,7 +23,8 @@ use crate::{ServerHandle, TaskCommand, TaskRecord, TaskStore};
 /// - **Records**: one key per task, `<prefix>task:<taskId>`, whose value
 ///   is the record as JSON, bounded in bytes
 ///   ([`with_max_record_bytes`](Self::with_max_record_bytes)); a record
-///   over the bound is kept `failed` with a `-32603` error saying so. The
+///   over the bound, or nested too deeply to be read back (over 128
+///   levels), is kept `failed` with a `-32603` error saying so. The
 ///   key expires at the task's TTL from its creation; a running task's
 ///   key lives on while its instance renews its lease, and a task that
 ///   ended past its TTL is kept one TTL more.
@@ -52,8 +53,9 @@ use crate::{ServerHandle, TaskCommand, TaskRecord, TaskStore};
 /// with back-off from 100 ms to 5 s). Clones share its connections and
 /// its instance. Not for Redis Cluster (the
 /// scripts touch keys of several slots). A Redis error answers `None`
-/// from `get` and `update` (logged at `warn`), `Err` from `insert`,
-/// `list` and `forward`; never a panic.
+/// from `get` and `update` (logged at `warn`), `Err` from `try_get`
+/// (the `tasks/*` methods then answer `-32603`, not "unknown task"),
+/// `insert`, `list` and `forward`; never a panic.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -223,6 +225,10 @@ impl TaskStore for RedisTaskStore {
             log::warn!("task {}: {}", task_id, e);
             None
         })
+    }
+
+    fn try_get(&self, task_id: &str) -> Result<Option<TaskRecord>, Error> {
+        self.read(task_id)
     }
 
     fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {

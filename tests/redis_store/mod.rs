@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tiny_mcp::{Era, TaskRecord};
 
 mod contract;
+mod hostile;
 mod relay;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";

@@ -88,6 +88,13 @@ impl TaskCommand {
 }
 
 impl ServerHandle {
+    /// Whether a handler of task `id` runs on this instance (a store's
+    /// lease thread stops renewing the lease of one that ended).
+    #[cfg(feature = "redis")]
+    pub(crate) fn runs_task(&self, id: &str) -> bool {
+        self.inner.tasks.run(id).is_some()
+    }
+
     /// Applies a command another instance forwarded for a task whose
     /// handler runs here: the answers go to the waiting handler, or the
     /// task is cancelled (`cancelled` in the store first, then the

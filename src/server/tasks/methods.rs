@@ -41,10 +41,15 @@ struct ListParams {
 /// The tasks in one `tasks/list` page.
 const PAGE: usize = 50;
 
-/// The task `id` as its owner sees it; `-32602` otherwise.
+/// The task `id` as its owner sees it; `-32602` otherwise, `-32603` when
+/// the store could not be read.
 fn find(session: &Session, caller: &Caller, era: Era, id: &str) -> Result<TaskRecord, ErrorObject> {
     let owner = owner_of(session, caller, era);
-    match session.server.tasks.store.get(id) {
+    let found = session.server.tasks.store.try_get(id).map_err(|e| {
+        log::warn!("task {}: {}", id, e);
+        ErrorObject::internal(format!("task {} could not be read; try again", id))
+    })?;
+    match found {
         Some(record) if record.owner == owner && record.era == era => Ok(record),
         _ => Err(ErrorObject::invalid_params(format!(
             "unknown task {}: it never existed, has expired or is not yours",

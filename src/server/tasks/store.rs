@@ -133,6 +133,20 @@ pub trait TaskStore: Send + Sync {
     /// The task, unless it is unknown or expired.
     fn get(&self, task_id: &str) -> Option<TaskRecord>;
 
+    /// The task as [`get`](Self::get), telling "unknown or expired"
+    /// (`Ok(None)`) from "could not be read" (`Err`): the `tasks/*`
+    /// methods answer the first `-32602` (TASK-8) and the second `-32603`,
+    /// so that a client keeps asking (a shared store that was briefly
+    /// unreachable must not make a task look gone). Default:
+    /// `Ok(self.get(task_id))`.
+    ///
+    /// # Errors
+    ///
+    /// When the store could not be read (a shared store's connection).
+    fn try_get(&self, task_id: &str) -> Result<Option<TaskRecord>, Error> {
+        Ok(self.get(task_id))
+    }
+
     /// Applies `change` to the task and returns it as changed; `None` when
     /// it is unknown or expired.
     ///
