@@ -290,6 +290,10 @@ impl ChangeBus for RedisChangeBus {
         self.count_dropped();
     }
 
+    fn dropped(&self) -> u64 {
+        RedisChangeBus::dropped(self)
+    }
+
     fn attach(&self, server: &ServerHandle) {
         if self.attached.swap(true, Ordering::SeqCst) {
             log::warn!("Redis change bus: attached twice; the second server is not subscribed");

@@ -112,6 +112,14 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn attach(&self, server: &ServerHandle) {
         let _ = server;
     }
+
+    /// How many events this bus dropped since it was made, none sent (a
+    /// bounded queue's oldest, while the bus was slower than the changes
+    /// or its broker away): the metrics' `tiny_mcp_change_bus_dropped_total`.
+    /// The default: 0.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 
 impl<F> ChangeBus for F

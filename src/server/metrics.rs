@@ -500,6 +500,13 @@ impl Metrics {
         .collect()
     }
 
+    /// How many change events the server's bus dropped, unsent
+    /// ([`ChangeBus::dropped`](crate::ChangeBus::dropped); 0 without a
+    /// bus).
+    pub fn change_bus_dropped(&self) -> u64 {
+        self.server.bus.as_ref().map_or(0, |bus| bus.dropped())
+    }
+
     /// The HTTP error-status counts that are not zero, by status.
     pub(crate) fn refusals(&self) -> Vec<(u16, u64)> {
         let refusals = &self.server.metrics.refusals;

@@ -390,3 +390,22 @@ fn stream_uris(admin: &mut redis::Connection) -> Vec<String> {
         )
         .collect()
 }
+
+// Issue 30 item 1: the oldest change dropped "with a log line and a
+// metric": the server's metrics count what its bus dropped
+// (`tiny_mcp_change_bus_dropped_total`, DESIGN.md §29).
+#[cfg(feature = "metrics")]
+#[test]
+fn what_the_bus_drops_is_in_the_metrics() {
+    let redis = RedisServer::start(&["--requirepass", "secret"]);
+    let server = instance_on(bus(&redis).max_queued(1));
+    for _ in 0..5 {
+        server.handle().notify_tools_list_changed();
+    }
+    // One event in the publisher's hands, one queued: three at least dropped.
+    let dropped = server.metrics().change_bus_dropped();
+    assert!((3..=4).contains(&dropped), "dropped {}", dropped);
+    let text = server.metrics().render_prometheus();
+    let line = format!("tiny_mcp_change_bus_dropped_total {}", dropped);
+    assert!(text.contains(&line), "{}", text);
+}

@@ -69,6 +69,14 @@ pub(super) fn render(metrics: &Metrics) -> String {
             status, count
         );
     }
+    let name = "tiny_mcp_change_bus_dropped_total";
+    family(
+        &mut out,
+        name,
+        "Change events the bus dropped, unsent.",
+        "counter",
+    );
+    let _ = writeln!(out, "{} {}", name, metrics.change_bus_dropped());
     for (name, help, gauge) in GAUGES {
         family(&mut out, name, help, "gauge");
         let _ = writeln!(out, "{} {}", name, metrics.gauge(gauge));
