@@ -77,8 +77,8 @@ sed -i -e '/^tracing = /d' -e '/^tracing-opentelemetry = /d' -e '/^opentelemetry
     || die "cannot drop the tracing and opentelemetry features from the copy"
 # Nor any Redis client: the `redis` feature (and its rustls 0.23) goes, with
 # the bench that needs it.
-sed -i -e '/^redis = /d' -e '/^rustls-redis = /d' "$WORK/Cargo.toml" \
-    || die "cannot drop the redis feature from the copy"
+sed -i -e '/^redis = /d' -e '/^rustls-redis = /d' -e '/^\[\[bench\]\]$/{N;/\nname = "redis"$/{N;N;d}}' \
+    "$WORK/Cargo.toml" || die "cannot drop the redis feature from the copy"
 export CARGO_TARGET_DIR="$OUT/target"
 (cd "$WORK" && debian_cargo build --lib) || die "cargo build --lib"
 (cd "$WORK" && debian_cargo build --examples) || die "cargo build --examples"

@@ -66,6 +66,21 @@ rm -rf "$WORK" && mkdir -p "$WORK" || die "cannot recreate $WORK"
 tar -C "$ROOT" --exclude=./target --exclude=./.git -cf - . | tar -C "$WORK" -xf - \
     || die "copying the project to $WORK failed"
 sed -i 's/^version = 4$/version = 3/' "$WORK/Cargo.lock"
+# The `redis` feature's floor is Rust 1.88 (MSRV.md), and the redis crate's
+# manifest is one cargo 1.65 cannot resolve ("rustls/std" beside
+# "dep:rustls"), even unused: the feature and its two dependencies leave
+# the copy, and the copy's lockfile drops what only they needed (the new
+# cargo, offline: nothing else moves).
+sed -i -e '/^redis = /d' -e '/^rustls-redis = /d' \
+    -e 's/, "redis?\/tls-rustls-webpki-roots", "rustls-redis?\/ring"//' "$WORK/Cargo.toml"
+sed -i '/^\[\[bench\]\]$/{N;/\nname = "redis"$/{N;N;d}}' "$WORK/Cargo.toml"
+if grep -nE '^(redis|rustls-redis) = |redis\?/|"redis"' "$WORK/Cargo.toml" >&2; then
+    die "the copy still names redis"
+fi
+PRUNE_CARGO=${MSRV_NEW_CARGO:-${CARGO_HOME:-$HOME/.cargo}/bin/cargo}
+(cd "$WORK" && "$PRUNE_CARGO" metadata --offline --format-version 1 >/dev/null 2>"$OUT/prune.log") \
+    || { tail -n 20 "$OUT/prune.log" >&2; die "cannot drop redis from the copy's lockfile"; }
+sed -i 's/^version = 4$/version = 3/' "$WORK/Cargo.lock"
 
 # ---- 3. vendor with the new cargo (skipped when nothing changed) --------
 KEY=$(cat "$WORK/Cargo.lock" "$WORK/Cargo.toml" "$0" | sha256sum | cut -d' ' -f1)
