@@ -38,8 +38,12 @@ impl Endpoint {
                 "a rediss:// URL needs tiny-mcp's `tls` feature",
             ));
         }
-        let client = redis::Client::open(url)
-            .map_err(|e| Error::invalid_params(format!("not a Redis URL: {}", e.category())))?;
+        let client = redis::Client::open(url).map_err(|e| {
+            Error::invalid_params(format!(
+                "not a Redis URL (redis://[[user]:password@]host[:port][/db], or rediss://): {}",
+                e.category()
+            ))
+        })?;
         Ok(Endpoint {
             client,
             timeout: Duration::from_secs(2),

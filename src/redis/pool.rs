@@ -54,7 +54,7 @@ impl Pool {
         read: Option<Duration>,
         mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> Result<T, Error> {
-        let fail = |e: redis::RedisError| Error::msg(format!("Redis, {}: {}", what, e));
+        let fail = |e: redis::RedisError| unavailable(what, &e);
         let pooled = self.idle.lock().pop();
         if let Some(connection) = pooled {
             match self.run_on(connection, read, &mut work) {
@@ -80,7 +80,7 @@ impl Pool {
         read: Option<Duration>,
         mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> Result<T, Error> {
-        let fail = |e: redis::RedisError| Error::msg(format!("Redis, {}: {}", what, e));
+        let fail = |e: redis::RedisError| unavailable(what, &e);
         let pooled = self.idle.lock().pop();
         let connection = match pooled {
             Some(connection) => connection,
@@ -114,4 +114,15 @@ impl Pool {
         }
         outcome
     }
+}
+
+/// What a caller (and through it, a client) is told when Redis failed:
+/// that the store is unavailable, and nothing of Redis's own words; those
+/// go to the log.
+fn unavailable(what: &str, error: &redis::RedisError) -> Error {
+    log::warn!("Redis task store, {}: {}", what, error);
+    Error::msg(format!(
+        "the task store is unavailable ({}); try again",
+        what
+    ))
 }

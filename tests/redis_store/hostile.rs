@@ -359,7 +359,16 @@ fn refused_scripts_fail_a_task_start_at_once() {
         "tools/call",
         json!({"name": "gated", "arguments": {}}),
     );
-    assert!(refused.is_err(), "{:?}", refused);
+    // The client is told the store is unavailable, not Redis's own words
+    // (they go to the log): the new-user trial saw "Connection refused
+    // (os error 111)" in a tools/call error.
+    let message = refused.as_ref().map_err(|e| e.message.clone()).err();
+    let message = message.unwrap_or_default();
+    assert!(
+        message.contains("task store is unavailable") && !message.contains("NOPERM"),
+        "{:?}",
+        refused
+    );
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
