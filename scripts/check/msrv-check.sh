@@ -80,6 +80,11 @@ fi
 PRUNE_CARGO=${MSRV_NEW_CARGO:-${CARGO_HOME:-$HOME/.cargo}/bin/cargo}
 (cd "$WORK" && "$PRUNE_CARGO" metadata --offline --format-version 1 >/dev/null 2>"$OUT/prune.log") \
     || { tail -n 20 "$OUT/prune.log" >&2; die "cannot drop redis from the copy's lockfile"; }
+# The redis crate's proc macros (zerovec-derive, under url) need quote
+# 1.0.44 or later, which need Rust 1.71, so Cargo.lock holds quote 1.0.47;
+# without them, 1.0.41 (Rust 1.56) is what the 1.63 build takes.
+(cd "$WORK" && "$PRUNE_CARGO" update --offline -p quote --precise 1.0.41 >>"$OUT/prune.log" 2>&1) \
+    || { tail -n 20 "$OUT/prune.log" >&2; die "cannot lower quote in the copy's lockfile"; }
 sed -i 's/^version = 4$/version = 3/' "$WORK/Cargo.lock"
 
 # ---- 3. vendor with the new cargo (skipped when nothing changed) --------
