@@ -52,23 +52,9 @@ impl Pool {
         &self,
         what: &str,
         read: Option<Duration>,
-        mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+        work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
     ) -> Result<T, Error> {
-        let fail = |e: redis::RedisError| unavailable(what, &e);
-        let pooled = self.idle.lock().pop();
-        if let Some(connection) = pooled {
-            match self.run_on(connection, read, &mut work) {
-                Err(e) if e.is_connection_dropped() || e.is_connection_refusal() => {
-                    log::debug!("Redis, {}: {}; on a new connection", what, e);
-                }
-                outcome => return outcome.map_err(fail),
-            }
-        }
-        let connection = self
-            .endpoint
-            .connect(Some(self.endpoint.timeout))
-            .map_err(fail)?;
-        self.run_on(connection, read, &mut work).map_err(fail)
+        self.attempt(what, read, work, true)
     }
 
     /// [`run`](Self::run) without the second try: for a wait whose answer
@@ -78,17 +64,34 @@ impl Pool {
         &self,
         what: &str,
         read: Option<Duration>,
+        work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, Error> {
+        self.attempt(what, read, work, false)
+    }
+
+    /// `work` on a pooled connection, else a new one; with `again`, once
+    /// more on a new one when the pooled one turns out closed.
+    fn attempt<T>(
+        &self,
+        what: &str,
+        read: Option<Duration>,
         mut work: impl FnMut(&mut Connection) -> redis::RedisResult<T>,
+        again: bool,
     ) -> Result<T, Error> {
         let fail = |e: redis::RedisError| unavailable(what, &e);
         let pooled = self.idle.lock().pop();
-        let connection = match pooled {
-            Some(connection) => connection,
-            None => self
-                .endpoint
-                .connect(Some(self.endpoint.timeout))
-                .map_err(fail)?,
-        };
+        if let Some(connection) = pooled {
+            match self.run_on(connection, read, &mut work) {
+                Err(e) if again && (e.is_connection_dropped() || e.is_connection_refusal()) => {
+                    log::debug!("Redis, {}: {}; on a new connection", what, e);
+                }
+                outcome => return outcome.map_err(fail),
+            }
+        }
+        let connection = self
+            .endpoint
+            .connect(Some(self.endpoint.timeout))
+            .map_err(fail)?;
         self.run_on(connection, read, &mut work).map_err(fail)
     }
 
