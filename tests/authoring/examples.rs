@@ -402,6 +402,84 @@ fn ask_and_progress_asks_once_and_progress_grows() {
     }
 }
 
+// The glossary that also runs as wasm32-wasip1 (examples/wasi_glossary.rs;
+// scripts/interop/interop-wasi.sh runs it under a WASI runtime), natively:
+// server/tools "Structured Content" (TOOL-5) and an unknown term as an
+// isError result (TOOL-6); server/resources "Resource Templates" (a read
+// through `glossary://{term}`, RES-4 `-32002` in 2025-11-25, RES-5
+// `-32602` in 2026-07-28 for an unknown one); server/prompts "Getting a
+// Prompt" with an optional argument; client/elicitation "Form Mode" (the
+// answer is kept: the next read sees the new term).
+#[test]
+fn wasi_glossary_defines_reads_explains_and_asks() {
+    for era in ERAS {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&asked);
+        let builder = client(era).on_elicitation(move |request| match request {
+            ElicitRequestParams::Form(form) => {
+                seen.lock().unwrap().push(form.message);
+                let mut answer = JsonObject::new();
+                answer.insert(
+                    "definition".into(),
+                    json!("The binary format of WebAssembly."),
+                );
+                Ok(ElicitResult::accept(Some(answer)))
+            }
+            other => panic!("expected a form, got {:?}", other),
+        });
+        let client = start(builder, "wasi_glossary", &[]);
+        let tools = client.list_tools().expect("tools/list");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["define", "add_term"]);
+
+        let defined = call(&client, "define", json!({"term": "WASI"}));
+        let structured = defined.structured_content.expect("structuredContent");
+        assert_eq!(structured["term"], "wasi");
+        assert!(structured["definition"]
+            .as_str()
+            .map_or(false, |d| d.starts_with("WebAssembly System Interface")));
+        let unknown = call(&client, "define", json!({"term": "wasm"}));
+        assert_eq!(unknown.is_error, Some(true), "{:?}", unknown);
+
+        let read = client
+            .read_resource("glossary://mcp")
+            .expect("resources/read");
+        let contents = serde_json::to_value(&read.contents).expect("serializes");
+        assert_eq!(contents[0]["mimeType"], "text/markdown");
+        assert!(contents[0]["text"]
+            .as_str()
+            .map_or(false, |t| t.starts_with("# mcp\n")));
+        let not_found = if era.is_some() { -32002 } else { -32602 };
+        assert_eq!(
+            error_code(client.read_resource("glossary://wasm")),
+            not_found
+        );
+
+        let prompt = client
+            .get_prompt("explain", &[("term", "stdio"), ("audience", "a child")])
+            .expect("prompts/get");
+        let prompt = serde_json::to_value(&prompt).expect("serializes");
+        let text = prompt["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("Explain \"stdio\" to a child"), "{}", text);
+
+        let added = call(&client, "add_term", json!({"term": "Wasm"}));
+        assert_eq!(
+            added.structured_content,
+            Some(json!({"term": "wasm", "added": true}))
+        );
+        assert_eq!(*asked.lock().unwrap(), ["What does \"wasm\" mean?"]);
+        let read = client
+            .read_resource("glossary://wasm")
+            .expect("the new term");
+        let contents = serde_json::to_value(&read.contents).expect("serializes");
+        let expected = "# wasm\n\nThe binary format of WebAssembly.\n";
+        assert_eq!(contents[0]["text"], expected, "{:?}", era);
+        client.close();
+    }
+}
+
 // MCP Apps (`io.modelcontextprotocol/ui`, 2026-01-26), examples/apps.rs:
 // "Resource Discovery" (the tool names its view in `_meta.ui.resourceUri`
 // and the deprecated flat key), "Visibility" (counter_add is for views
