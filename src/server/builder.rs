@@ -72,7 +72,11 @@ impl Default for Config {
             max_line_bytes: 4 * 1024 * 1024,
             client_request_timeout: Duration::from_secs(60),
             max_in_flight: 1024,
-            max_workers: 256,
+            max_workers: if crate::server::waiting::NO_THREADS {
+                0
+            } else {
+                256
+            },
             max_workers_per_caller: None,
             max_workers_per_peer: None,
             max_subscriptions: 1024,

@@ -67,7 +67,17 @@ impl CancellationFlag {
     /// first; returns [`is_cancelled`](Self::is_cancelled). A set flag
     /// wakes the wait at once (no polling); an already set one returns at
     /// once. A `timeout` too large for the clock waits for the cancel only.
+    ///
+    /// On a target without threads (`wasm32-wasip1`) nothing can set the
+    /// flag during the wait: it sleeps for `timeout`.
     pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        if crate::server::waiting::NO_THREADS {
+            // parking_lot cannot park there; std's sleep can.
+            if !self.is_cancelled() {
+                std::thread::sleep(timeout);
+            }
+            return self.is_cancelled();
+        }
         let deadline = Instant::now().checked_add(timeout);
         let mut slot = self.0.reason.lock();
         while !self.is_cancelled() {

@@ -595,6 +595,7 @@ impl RequestContext {
                 method
             )));
         }
+        crate::server::waiting::check_answerable(method)?;
         if let (Some(run), ClientLink::Connection { .. }) = (self.running_task(), &self.link) {
             return tasks::send_request(self, &run, method, params);
         }
@@ -616,7 +617,7 @@ impl RequestContext {
         }
         let sent = self.sink.send(Message::request(id.clone(), method, params));
         let outcome = if sent {
-            receiver.recv_timeout(timeout)
+            crate::server::waiting::await_answer(&receiver, timeout)
         } else {
             Err(RecvTimeoutError::Disconnected)
         };

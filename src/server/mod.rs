@@ -59,6 +59,7 @@ pub use typed::typed;
 mod upstream;
 mod uri_template;
 mod validate;
+pub(crate) mod waiting;
 
 pub use builder::ServerBuilder;
 pub use bus::{Change, ChangeBus, ChangeEvent};

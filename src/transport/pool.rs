@@ -46,6 +46,16 @@ struct PoolCore {
     gauges: Arc<WorkerGauges>,
 }
 
+/// What [`PoolCore::spawn_worker`] did.
+enum Spawned {
+    Started,
+    /// At `max_workers`, or refused while other workers run: the job
+    /// waits for one of them.
+    AtLimit,
+    /// Refused with no worker running: nothing would ever take the job.
+    Refused,
+}
+
 /// The least time between two "all workers busy" lines.
 const BUSY_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -175,24 +185,37 @@ impl PoolCore {
     }
 
     fn execute(&self, job: impl FnOnce() + Send + 'static) -> bool {
-        let sender = self.sender.read();
-        let sender = match &*sender {
+        let guard = self.sender.read();
+        let sender = match &*guard {
             Some(sender) => sender,
             None => return false,
         };
-        if self.idle.fetch_sub(1, Ordering::AcqRel) <= 0 && self.spawn_worker() {
-            self.idle.fetch_add(1, Ordering::AcqRel);
+        if self.idle.fetch_sub(1, Ordering::AcqRel) <= 0 {
+            match self.spawn_worker() {
+                Spawned::Started => {
+                    self.idle.fetch_add(1, Ordering::AcqRel);
+                }
+                Spawned::AtLimit => {}
+                Spawned::Refused => {
+                    // No worker at all, and the platform starts none: the
+                    // job runs here rather than wait forever (DESIGN.md §31).
+                    self.idle.fetch_add(1, Ordering::AcqRel);
+                    drop(guard);
+                    job();
+                    return true;
+                }
+            }
         }
         sender.send(Box::new(job)).is_ok()
     }
 
-    /// Starts a worker; `false` at the limit or when the OS refuses.
-    fn spawn_worker(&self) -> bool {
+    /// Starts a worker, unless at the limit or the OS refuses.
+    fn spawn_worker(&self) -> Spawned {
         let mut handles = self.handles.lock();
         if handles.len() >= self.max_workers {
             drop(handles);
             self.log_busy();
-            return false;
+            return Spawned::AtLimit;
         }
         let receiver = self.receiver.clone();
         let idle = Arc::clone(&self.idle);
@@ -213,11 +236,20 @@ impl PoolCore {
         match spawned {
             Ok(handle) => {
                 handles.push(handle);
-                true
+                Spawned::Started
+            }
+            Err(e) if handles.is_empty() => {
+                log::error!(
+                    "{}: cannot start a worker thread ({}): running the request on the \
+                     thread that received it",
+                    self.name,
+                    e
+                );
+                Spawned::Refused
             }
             Err(e) => {
                 log::error!("{}: cannot start a worker thread: {}", self.name, e);
-                false
+                Spawned::AtLimit
             }
         }
     }

@@ -62,9 +62,16 @@ impl ServerBuilder {
     }
 
     /// Most worker threads running handlers at once. Past it requests wait
-    /// in a queue for a free worker. Defaults to 256.
+    /// in a queue for a free worker. Defaults to 256; 0 on a target
+    /// without threads (`wasm32-wasip1`, `wasm32-wasip2`).
+    ///
+    /// `0` serves stdio ([`Server::serve_stdio`](crate::Server::serve_stdio),
+    /// [`serve_io`](crate::Server::serve_io)) single-threaded: each
+    /// request's handler runs on the thread that reads, to its end, before
+    /// the next line is read (DESIGN.md §31). HTTP, whose connections need
+    /// threads, and the in-memory client keep one worker.
     pub fn max_workers(mut self, n: usize) -> Self {
-        self.config.max_workers = n.max(1);
+        self.config.max_workers = n;
         self
     }
 

@@ -180,7 +180,7 @@ pub(crate) fn send_request(
     ));
     let timeout = tasks.limits.input_timeout;
     let outcome = if sent {
-        receiver.recv_timeout(timeout).ok()
+        crate::server::waiting::await_answer(&receiver, timeout).ok()
     } else {
         None
     };

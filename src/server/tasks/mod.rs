@@ -22,6 +22,7 @@ mod share;
 mod store;
 mod wire;
 
+use super::waiting;
 pub use command::TaskCommand;
 pub(crate) use exchange::{ask_inputs, send_request};
 pub(crate) use methods::{cancel_2025, cancel_2026, get_2025, get_2026, list, result, update};
@@ -267,6 +268,8 @@ impl TaskRun {
         mut done: impl FnMut(&mut exchange::Exchange) -> bool,
     ) -> bool {
         let deadline = std::time::Instant::now() + timeout;
+        // Serving single-threaded, this thread reads what would wake it.
+        let pumping = waiting::pumps_here();
         let mut exchange = self.exchange.lock();
         loop {
             if done(&mut exchange) {
@@ -275,7 +278,14 @@ impl TaskRun {
             if self.flag.is_cancelled() || exchange.ended {
                 return false;
             }
-            if self.changed.wait_until(&mut exchange, deadline).timed_out() {
+            if pumping {
+                let more = std::time::Instant::now() < deadline
+                    && parking_lot::MutexGuard::unlocked(&mut exchange, waiting::pump_input)
+                        == Some(true);
+                if !more {
+                    return done(&mut exchange);
+                }
+            } else if self.changed.wait_until(&mut exchange, deadline).timed_out() {
                 return done(&mut exchange);
             }
         }

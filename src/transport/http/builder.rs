@@ -359,8 +359,16 @@ impl HttpServerBuilder {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the address cannot be
     /// bound or the acceptor thread cannot start;
     /// [`ErrorKind::Message`](crate::ErrorKind::Message) if a
-    /// [`ProtectedResource`] cannot work (see [`protect`](Self::protect)).
+    /// [`ProtectedResource`] cannot work (see [`protect`](Self::protect)),
+    /// or on a target without threads (`wasm32-wasip1`, `wasm32-wasip2`:
+    /// serve stdio there; DESIGN.md §31).
     pub fn serve(self, addr: impl ToSocketAddrs) -> Result<HttpServer, Error> {
+        if crate::server::waiting::NO_THREADS {
+            return Err(Error::msg(
+                "Streamable HTTP serving needs threads, which this target does not have; \
+                 serve stdio (Server::serve_stdio)",
+            ));
+        }
         start(self.server, self.config, addr)
     }
 

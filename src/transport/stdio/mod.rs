@@ -12,14 +12,17 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod inline;
+
 use super::output::{Deferring, Output};
 use super::pool::WorkerPool;
 use crate::error::{Error, ErrorKind};
 use crate::jsonrpc::{write_result_or_error, ErrorObject, Message, RequestId, Response};
 use crate::lines::{read_line, trim, Line};
 use crate::server::session::{Closing, Session};
+use crate::server::waiting::NO_THREADS;
 use crate::server::Server;
-use crate::server::{dispatch, Caller, Received, Sink, ToolAnswer};
+use crate::server::{dispatch, Caller, Job, Received, Sink, ToolAnswer};
 
 /// The stdin buffer of `serve_stdio`: a pipelining client's lines are read
 /// in few reads.
@@ -33,6 +36,9 @@ where
     R: BufRead,
     W: Write + Send + 'static,
 {
+    if single_threaded(server) {
+        return inline::serve_unpumped(server, reader, writer);
+    }
     let connection = Connection::open(server, writer)?;
     let stopped = Arc::clone(&connection.stopped);
     let key = server.inner.on_close(Box::new(move || {
@@ -54,7 +60,35 @@ pub(crate) fn serve_stdin<W>(server: &Server, writer: W) -> Result<(), Error>
 where
     W: Write + Send + 'static,
 {
+    if single_threaded(server) || !threads_start() {
+        let stdin = BufReader::with_capacity(STDIN_BUFFER, io::stdin());
+        return inline::serve_pumped(server, stdin, writer);
+    }
     serve_threaded(server, io::stdin(), writer)
+}
+
+/// `true` when this connection is served on the calling thread alone: on
+/// a target without threads, or with `max_workers(0)` (DESIGN.md §31).
+fn single_threaded(server: &Server) -> bool {
+    NO_THREADS || server.inner.config.max_workers == 0
+}
+
+/// Whether the platform starts a thread now; when it refuses, stdio is
+/// served single-threaded instead of failing.
+fn threads_start() -> bool {
+    match thread::Builder::new()
+        .name("tiny-mcp-probe".into())
+        .spawn(|| ())
+    {
+        Ok(started) => started.join().is_ok(),
+        Err(e) => {
+            log::warn!(
+                "cannot start a thread ({}): serving stdio on this thread, one request at a time",
+                e
+            );
+            false
+        }
+    }
 }
 
 /// [`serve_stdin`] with `input` for stdin.
@@ -155,18 +189,12 @@ impl Connection {
                 return Ok(());
             }
             match read {
-                Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, &self.pool),
+                Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, |job| {
+                    // Refused only once the server stops reading this input.
+                    let _ = self.pool.schedule(job);
+                }),
                 Ok(Line::End) => return Ok(()),
-                Ok(Line::TooLong) => {
-                    log::warn!("discarded a message longer than {} bytes", max);
-                    self.sink.send(Message::Response(Response::error(
-                        None,
-                        ErrorObject::invalid_request(format!(
-                            "message too large: the limit is {} bytes",
-                            max
-                        )),
-                    )));
-                }
+                Ok(Line::TooLong) => too_long(&self.sink, max),
                 Err(e) => return Err(Error::from(e)),
             }
         }
@@ -235,7 +263,14 @@ fn end_of_input(session: &Session, closed: bool, grace: Duration) {
     }
 }
 
-fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: &WorkerPool) {
+/// Dispatches one line; a request whose handler must run goes to
+/// `schedule` (the workers, or the single-threaded queue).
+fn handle_line(
+    line: &[u8],
+    session: &Arc<Session>,
+    sink: &Arc<dyn Sink>,
+    schedule: impl FnOnce(Job),
+) {
     let trimmed = trim(line);
     if trimmed.is_empty() {
         return;
@@ -245,10 +280,7 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
             Received::Answered(response) => {
                 sink.send(Message::Response(response));
             }
-            Received::Run(job) => {
-                // Refused only once the server stops reading this input.
-                let _ = pool.schedule(job);
-            }
+            Received::Run(job) => schedule(job),
             Received::Listening(_) | Received::Consumed => {}
         },
         Err(e) => {
@@ -258,6 +290,15 @@ fn handle_line(line: &[u8], session: &Arc<Session>, sink: &Arc<dyn Sink>, pool: 
             }
         }
     }
+}
+
+/// Answers a line longer than `max` bytes, which was discarded.
+fn too_long(sink: &Arc<dyn Sink>, max: usize) {
+    log::warn!("discarded a message longer than {} bytes", max);
+    sink.send(Message::Response(Response::error(
+        None,
+        ErrorObject::invalid_request(format!("message too large: the limit is {} bytes", max)),
+    )));
 }
 
 /// The sink of the stdio connection: its output.

@@ -1,0 +1,244 @@
+//! Single-threaded serving, driven line by line: the server runs on a
+//! thread of the test's, as `serve_stdio` would on a target without
+//! threads (the pumped path), and the test answers what it writes.
+
+use std::io::{self, BufReader, Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use serde_json::{json, Value};
+
+use super::{serve_pumped, serve_unpumped};
+use crate::{
+    CallToolResult, ElicitAction, ElicitRequestFormParams, Error, JsonObject, RequestContext,
+    Server, Tool,
+};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Input that blocks, as an open stdin does, until its sender goes.
+struct Input(Receiver<Vec<u8>>, Vec<u8>);
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.1.is_empty() {
+            self.1 = self.0.recv().unwrap_or_default();
+        }
+        let n = buf.len().min(self.1.len());
+        buf[..n].copy_from_slice(&self.1[..n]);
+        self.1.drain(..n);
+        Ok(n)
+    }
+}
+
+/// Output that hands each written line to the test.
+struct Lines(Sender<Value>, Vec<u8>);
+
+impl Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.1.extend_from_slice(buf);
+        while let Some(end) = self.1.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.1.drain(..=end).collect();
+            let value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+            let _ = self.0.send(value);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A served connection: lines in, messages out, and how serving ended.
+struct Peer {
+    input: Option<Sender<Vec<u8>>>,
+    output: Receiver<Value>,
+    served: Receiver<Result<(), Error>>,
+}
+
+impl Peer {
+    fn start(server: &Server) -> Peer {
+        let (input, lines) = unbounded();
+        let (written, output) = unbounded();
+        let (done, served) = unbounded();
+        let server = server.clone();
+        thread::spawn(move || {
+            let reader = BufReader::new(Input(lines, Vec::new()));
+            let _ = done.send(serve_pumped(&server, reader, Lines(written, Vec::new())));
+        });
+        let peer = Peer {
+            input: Some(input),
+            output,
+            served,
+        };
+        let caps = json!({"elicitation": {"form": {}}});
+        peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": caps,
+                       "clientInfo": {"name": "t", "version": "1"}}}));
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(peer.next()["id"], 1);
+        peer
+    }
+
+    fn send(&self, message: Value) {
+        let mut line = message.to_string().into_bytes();
+        line.push(b'\n');
+        if let Some(input) = &self.input {
+            input.send(line).expect("the server reads");
+        }
+    }
+
+    fn call(&self, id: u64, name: &str) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": name, "arguments": {}}}));
+    }
+
+    fn next(&self) -> Value {
+        self.output
+            .recv_timeout(WAIT)
+            .expect("a message from the server")
+    }
+
+    /// Closes the input and returns how serving ended.
+    fn end(mut self) -> Result<(), Error> {
+        self.input = None;
+        self.served.recv_timeout(WAIT).expect("serving returned")
+    }
+}
+
+/// `ask` elicits a name; `mark` counts its runs.
+fn server(marks: &Arc<AtomicUsize>) -> Server {
+    let marks = Arc::clone(marks);
+    Server::builder("inline", "1")
+        .max_workers(0)
+        .tool(
+            Tool::without_arguments("ask"),
+            |ctx: &RequestContext, _: JsonObject| {
+                let form = ElicitRequestFormParams::new(
+                    "Your name?",
+                    json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                );
+                let answer = ctx.elicit(form)?;
+                match (answer.action, answer.content) {
+                    (ElicitAction::Accept, Some(content)) => {
+                        Ok(CallToolResult::text(content["name"].to_string()))
+                    }
+                    _ => Ok(CallToolResult::error("no name")),
+                }
+            },
+        )
+        .tool(
+            Tool::without_arguments("mark"),
+            move |_: &RequestContext, _: JsonObject| {
+                marks.fetch_add(1, Ordering::SeqCst);
+                Ok(CallToolResult::text("marked"))
+            },
+        )
+        .build()
+}
+
+// basic/transports "stdio" and client/elicitation (2025-11-25), served
+// single-threaded: the elicitation's answer is read by the waiting
+// handler; a ping read meanwhile is answered at once; a tools/call read
+// meanwhile runs after the waiting one answered, in order.
+#[test]
+fn a_waiting_handler_reads_its_answer_and_queues_other_calls() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let peer = Peer::start(&server(&marks));
+    peer.call(2, "ask");
+    let question = peer.next();
+    assert_eq!(question["method"], "elicitation/create", "{}", question);
+    peer.call(3, "mark");
+    peer.send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    assert_eq!(peer.next()["id"], 4, "the ping is answered during the wait");
+    assert_eq!(marks.load(Ordering::SeqCst), 0, "mark ran before ask ended");
+    peer.send(json!({"jsonrpc": "2.0", "id": question["id"],
+                     "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let asked = peer.next();
+    assert_eq!(asked["id"], 2);
+    assert_eq!(
+        asked["result"]["content"][0]["text"], "\"Ada\"",
+        "{}",
+        asked
+    );
+    let marked = peer.next();
+    assert_eq!(marked["id"], 3, "{}", marked);
+    assert_eq!(marks.load(Ordering::SeqCst), 1);
+    assert!(peer.end().is_ok());
+}
+
+// basic/utilities/cancellation (2025-11-25): a cancel of a request read
+// while another handler runs takes effect before it starts: it never
+// runs and gets no response; serving goes on.
+#[test]
+fn a_queued_request_cancelled_before_it_starts_never_runs() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let peer = Peer::start(&server(&marks));
+    peer.call(2, "ask");
+    let question = peer.next();
+    peer.call(3, "mark");
+    peer.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 3, "reason": "changed my mind"}}),
+    );
+    peer.send(json!({"jsonrpc": "2.0", "id": question["id"],
+                     "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    assert_eq!(peer.next()["id"], 2);
+    peer.send(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
+    let next = peer.next();
+    assert_eq!(next["id"], 5, "the cancelled call answered: {}", next);
+    assert_eq!(marks.load(Ordering::SeqCst), 0);
+    assert!(peer.end().is_ok());
+}
+
+// The input ends while a handler waits for its answer: the wait ends
+// with the connection's close, the call is still answered (an error
+// result), and serving returns.
+#[test]
+fn end_of_input_during_a_wait_ends_the_wait() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let peer = Peer::start(&server(&marks));
+    peer.call(2, "ask");
+    assert_eq!(peer.next()["method"], "elicitation/create");
+    let output = peer.output.clone();
+    assert!(peer.end().is_ok());
+    let answer = output.recv_timeout(WAIT).expect("the call is answered");
+    assert_eq!(answer["id"], 2, "{}", answer);
+    assert!(answer.get("error").is_some() || answer["result"]["isError"] == true);
+}
+
+// serve_io served single-threaded reads nothing during a handler (its
+// reader may borrow): the handler's request to the client fails at once
+// instead of waiting, and the lines after it are served in order.
+#[test]
+fn serve_io_single_threaded_fails_requests_to_the_client_at_once() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let server = server(&marks);
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-11-25",
+                          "capabilities": {"elicitation": {"form": {}}},
+                          "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "ask", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "mark", "arguments": {}}}),
+    ]
+    .iter()
+    .map(|m| format!("{}\n", m))
+    .collect::<String>();
+    let (written, output) = unbounded();
+    let served = serve_unpumped(&server, input.as_bytes(), Lines(written, Vec::new()));
+    assert!(served.is_ok(), "{:?}", served);
+    let ids: Vec<Value> = output.try_iter().map(|m| m["id"].clone()).collect();
+    assert_eq!(
+        ids,
+        vec![json!(1), json!(2), json!(3)],
+        "nothing sent to the client"
+    );
+    assert_eq!(marks.load(Ordering::SeqCst), 1);
+}
