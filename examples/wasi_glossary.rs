@@ -18,8 +18,10 @@
 //! wasmtime target/wasm32-wasip1/release/examples/wasi_glossary.wasm
 //! ```
 //!
-//! Without the `wasmtime` command, the `wasmtime` package from PyPI runs
-//! it too: `python3 tests/interop/python/wasi_run.py FILE.wasm` (what
+//! `wasm32-wasip2` works the same way and gives a component, which
+//! `wasmtime` runs too. Without the `wasmtime` command, the `wasmtime`
+//! package from PyPI runs either: `python3
+//! tests/interop/python/wasi_run.py FILE.wasm` (what
 //! scripts/interop/interop-wasi.sh does). Either command is what an MCP
 //! client starts as its stdio server. Nothing here needs a thread, a
 //! file or a socket: a WASI module gets stdin, stdout and stderr only.

@@ -3,7 +3,7 @@
 #   formatting, clippy, unit + integration + doc tests, rustdoc without
 #   warnings, the size limits of docs/STYLE.md (functions, files), the TypeScript and
 #   Python SDK interop tests over stdio and HTTP, the examples built for
-#   wasm32-wasip1 under Wasmtime with the Python SDK client, MCP Apps against the
+#   WASI (preview 1 and 2) under Wasmtime with the Python SDK client, MCP Apps against the
 #   TypeScript SDK client and the ext-apps server helpers' shapes, `mcp serve` in front of the
 #   TypeScript server-everything, the client against servers
 #   nobody here wrote (the Python and TypeScript SDKs, server-everything in its
@@ -122,9 +122,9 @@ if [ "$QUICK" = 0 ]; then
     step interop-http bash scripts/interop/interop-ts.sh --http
     step interop-apps bash scripts/interop/interop-apps.sh
     step interop-python bash scripts/interop/interop-python.sh
-    # The examples built for wasm32-wasip1 under Wasmtime (PyPI), driven by
-    # the Python SDK client in both eras; prints sizes and start-up times
-    # (issue 31; about 3 min cold, most of it the release builds).
+    # The examples built for wasm32-wasip1 and -wasip2 under Wasmtime (PyPI),
+    # driven by the Python SDK client in both eras; prints sizes and start-up
+    # times (issue 31; about 3 min cold, most of it the release builds).
     step interop-wasi bash scripts/interop/interop-wasi.sh
     scratch tests/interop/wasi/node_modules
     # The metrics path after a known workload, read with the official

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop test under a real WASI runtime (issue 31): the `minimal` and
-# `wasi_glossary` examples built for wasm32-wasip1 run under Wasmtime (the
-# `wasmtime` package from PyPI, pinned in tests/interop/python/requirements.txt;
+# `wasi_glossary` examples built for wasm32-wasip1 (core modules) and
+# wasm32-wasip2 (components) run under Wasmtime (the `wasmtime` package from
+# PyPI, pinned in tests/interop/python/requirements.txt;
 # tests/interop/python/wasi_run.py), and the official MCP Python SDK client
 # (mcp 2.3.0) drives them over stdio in both eras (tests/interop/python/wasi.py):
 # initialize or server/discover, tools/list, the echo tool, a typed tool's
@@ -15,14 +16,17 @@
 # Environment:
 #   INTEROP_PYTHON   the Python used to make the virtualenv (default: python3)
 #   INTEROP_TIMEOUT  overall timeout of one client run, in seconds (default 180)
+#   WASI_TARGETS     the targets (default: "wasm32-wasip1 wasm32-wasip2"); each is
+#                    added with `rustup target add` when missing
 #   WASI_WASM_OPT    0: skip the size after wasm-opt (default: measure it, with
 #                    wasm-opt from PATH, else Binaryen's npm package, pinned in
 #                    tests/interop/wasi/package.json)
 #
 # Then, for information (they never fail the run): each .wasm's size in
-# bytes, with and without `wasm-opt -Oz`; the start-up time (launch, send
-# initialize, read the answer; median of 5) native and under Wasmtime, with
-# and without Wasmtime's compilation cache (tests/interop/python/wasi_startup.py).
+# bytes (a wasm32-wasip1 module also after `wasm-opt -Oz`); the start-up
+# time (launch, send initialize, read the answer; median of 5) native and
+# under Wasmtime, with and without Wasmtime's compilation cache
+# (tests/interop/python/wasi_startup.py).
 #
 # Prints one `ok`/`FAIL` line per check and, last, the combined `N passed, M failed`;
 # exits 1 if any check or run failed.
@@ -34,7 +38,7 @@ VENV=$PY_DIR/.venv
 STAMP=$VENV/.interop-stamp
 PYTHON=${INTEROP_PYTHON:-python3}
 RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
-TARGET=wasm32-wasip1
+read -r -a TARGETS <<<"${WASI_TARGETS:-wasm32-wasip1 wasm32-wasip2}"
 EXAMPLES=(minimal wasi_glossary)
 
 modes=()
@@ -42,7 +46,7 @@ for arg in "$@"; do
   case "$arg" in
     --v2025) modes+=(v2025) ;;
     --v2026 | --default) modes+=(v2026) ;;
-    -h | --help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: $0 [--v2025 | --v2026]" >&2; exit 2 ;;
   esac
 done
@@ -52,17 +56,19 @@ TAG=interop-wasi
 # shellcheck source=lib/python-interop.sh
 source "$ROOT/scripts/interop/lib/python-interop.sh"
 
-# --- the programs: wasm32-wasip1 and, for the start-up comparison, native ---
-if ! rustup target list --installed | grep -qx "$TARGET"; then
-  echo "$TAG: rustup target add $TARGET" >&2
-  rustup target add "$TARGET" >&2
-fi
+# --- the programs: each WASI target and, for the start-up comparison, native ---
 build_flags=()
 for name in "${EXAMPLES[@]}"; do build_flags+=(--example "$name"); done
-(cd "$ROOT" && cargo build --release --target "$TARGET" "${build_flags[@]}" >&2)
+installed=$(rustup target list --installed)
+for target in "${TARGETS[@]}"; do
+  if ! grep -qx "$target" <<<"$installed"; then
+    echo "$TAG: rustup target add $target" >&2
+    rustup target add "$target" >&2
+  fi
+  (cd "$ROOT" && cargo build --release --target "$target" "${build_flags[@]}" >&2)
+done
 (cd "$ROOT" && cargo build --release "${build_flags[@]}" >&2)
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-WASM_DIR=$TARGET_DIR/$TARGET/release/examples
 NATIVE_DIR=$TARGET_DIR/release/examples
 ensure_venv
 
@@ -70,14 +76,18 @@ OUT=$(mktemp)
 OPT_DIR=$(mktemp -d)
 trap 'rm -rf "$OUT" "$OPT_DIR"' EXIT
 
-# --- the checks, in each era ---
+# --- the checks, for each target in each era ---
 total_passed=0
 total_failed=0
-for mode in "${modes[@]}"; do
-  flags=()
-  [[ "$mode" == v2025 ]] && flags+=(--v2025)
-  run_counted "wasi/$mode" wasi.py "$VENV/bin/python" "$PY_DIR/wasi.py" \
-    "$WASM_DIR/minimal.wasm" "$WASM_DIR/wasi_glossary.wasm" "${flags[@]}" --timeout "$RUN_TIMEOUT"
+for target in "${TARGETS[@]}"; do
+  wasm_dir=$TARGET_DIR/$target/release/examples
+  for mode in "${modes[@]}"; do
+    flags=()
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
+    run_counted "$target/$mode" wasi.py "$VENV/bin/python" "$PY_DIR/wasi.py" \
+      "$wasm_dir/minimal.wasm" "$wasm_dir/wasi_glossary.wasm" --label "$target" \
+      "${flags[@]}" --timeout "$RUN_TIMEOUT"
+  done
 done
 
 # --- sizes ---
@@ -101,26 +111,33 @@ find_wasm_opt() {
 }
 WASM_OPT=$(find_wasm_opt)
 for name in "${EXAMPLES[@]}"; do
-  wasm=$WASM_DIR/$name.wasm
-  line="size $name.wasm: $(stat -c %s "$wasm") bytes"
-  if [[ -n "$WASM_OPT" ]]; then
-    if "$WASM_OPT" -Oz "$wasm" -o "$OPT_DIR/$name.wasm" >&2; then
-      line+=", $(stat -c %s "$OPT_DIR/$name.wasm") after wasm-opt -Oz"
-    else
-      line+=", wasm-opt -Oz failed"
+  echo "size $name native (release): $(stat -c %s "$NATIVE_DIR/$name") bytes"
+  for target in "${TARGETS[@]}"; do
+    wasm=$TARGET_DIR/$target/release/examples/$name.wasm
+    line="size $name $target: $(stat -c %s "$wasm") bytes"
+    # wasm-opt takes core modules; a component is left as it is.
+    if [[ -z "$WASM_OPT" ]]; then
+      line+=" (no wasm-opt)"
+    elif [[ "$target" == wasm32-wasip1 ]]; then
+      if "$WASM_OPT" -Oz "$wasm" -o "$OPT_DIR/$name.wasm" >&2; then
+        line+=", $(stat -c %s "$OPT_DIR/$name.wasm") after wasm-opt -Oz"
+      else
+        line+=", wasm-opt -Oz failed"
+      fi
     fi
-  else
-    line+=" (no wasm-opt)"
-  fi
-  echo "$line; native release binary $(stat -c %s "$NATIVE_DIR/$name") bytes"
+    echo "$line"
+  done
 done
 
 # --- start-up: native, Wasmtime with its cache warm, Wasmtime compiling each time ---
 for name in "${EXAMPLES[@]}"; do
   "$VENV/bin/python" "$PY_DIR/wasi_startup.py" "$NATIVE_DIR/$name" --label "$name native" || true
-  "$VENV/bin/python" "$PY_DIR/wasi_startup.py" "$WASM_DIR/$name.wasm" --label "$name.wasm, cached" || true
-  WASI_RUN_NO_CACHE=1 "$VENV/bin/python" "$PY_DIR/wasi_startup.py" "$WASM_DIR/$name.wasm" \
-    --label "$name.wasm, compiled each start" || true
+  for target in "${TARGETS[@]}"; do
+    wasm=$TARGET_DIR/$target/release/examples/$name.wasm
+    "$VENV/bin/python" "$PY_DIR/wasi_startup.py" "$wasm" --label "$name $target, cached" || true
+    WASI_RUN_NO_CACHE=1 "$VENV/bin/python" "$PY_DIR/wasi_startup.py" "$wasm" \
+      --label "$name $target, compiled each start" || true
+  done
 done
 
 echo "$total_passed passed, $total_failed failed"

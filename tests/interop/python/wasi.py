@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Interop test: the official MCP Python SDK client (mcp 2.3.0) against the
-``minimal`` and ``wasi_glossary`` examples built for ``wasm32-wasip1`` and run
-under Wasmtime (wasi_run.py, the ``wasmtime`` package from PyPI), over stdio.
+``minimal`` and ``wasi_glossary`` examples built for ``wasm32-wasip1`` (or
+``wasm32-wasip2``) and run under Wasmtime (wasi_run.py, the ``wasmtime``
+package from PyPI), over stdio.
 
 Usage:
-    wasi.py MINIMAL GLOSSARY [--v2025] [--timeout SECONDS]
+    wasi.py MINIMAL GLOSSARY [--v2025] [--label TEXT] [--timeout SECONDS]
 
 MINIMAL and GLOSSARY are the two programs: a path ending in ``.wasm`` runs
 under wasi_run.py (with this Python), anything else is started as a native
 binary (the same checks, to tell a WASI failure from a wrong check).
+``--label`` starts each check's name (default ``wasi``).
 
 Default mode is the client's own (``mode="auto"``): ``server/discover``, and
 it must end up on 2026-07-28; ``--v2025`` forces the ``initialize`` handshake
@@ -167,7 +169,7 @@ async def glossary(args: argparse.Namespace, label: str) -> None:
 
 
 async def run(args: argparse.Namespace) -> None:
-    label = "wasi/v2025" if args.v2025 else "wasi"
+    label = f"{args.label}/v2025" if args.v2025 else args.label
     for name, body in (("minimal", minimal), ("glossary", glossary)):
         try:
             await body(args, label)
@@ -180,6 +182,7 @@ def main() -> int:
     parser.add_argument("minimal", help="minimal.wasm (or the native minimal binary)")
     parser.add_argument("glossary", help="wasi_glossary.wasm (or the native binary)")
     parser.add_argument("--v2025", action="store_true", help="force the initialize handshake (2025-11-25)")
+    parser.add_argument("--label", default="wasi", help="what each check's name starts with")
     parser.add_argument("--timeout", type=float, default=120.0, help="overall timeout in seconds")
     return run_bounded(run, parser.parse_args())
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Runs a WASI preview 1 program (a ``wasm32-wasip1`` ``.wasm``) under
-Wasmtime, from the ``wasmtime`` package on PyPI (pinned in requirements.txt),
-with this process's stdin, stdout, stderr, arguments and environment.
+"""Runs a WASI program under Wasmtime, from the ``wasmtime`` package on PyPI
+(pinned in requirements.txt), with this process's stdin, stdout, stderr,
+arguments and environment: a preview 1 module (``wasm32-wasip1``, its
+``_start``) or a preview 2 component (``wasm32-wasip2``, its
+``wasi:cli/run`` export).
 
 Usage:
     wasi_run.py PROGRAM.wasm [ARGS...]
@@ -9,7 +11,8 @@ Usage:
 An MCP client starts this as its stdio server: the program reads the
 client's messages from stdin and writes its own to stdout. It gets no
 directory and no socket. Exits with the program's exit status (``proc_exit``),
-0 when ``_start`` returns, 1 with the trap's message on stderr when it traps.
+0 when ``_start`` returns (or ``run`` returns ``ok``), 1 with the trap's
+message on stderr when it traps.
 
 Compiled code is cached by Wasmtime (its default cache, under the user's
 cache directory) unless ``WASI_RUN_NO_CACHE`` is set, so only the first
@@ -22,6 +25,13 @@ import os
 import sys
 
 import wasmtime
+import wasmtime.component
+
+# The first 8 bytes of a component: the magic, then version 0x0d and layer 1
+# (a core module has version 1, layer 0).
+COMPONENT_HEADER = b"\0asm\x0d\x00\x01\x00"
+# The export a WASI command component runs (wasi:cli/command).
+CLI_RUN = "wasi:cli/run@0.2.0"
 
 
 def engine() -> wasmtime.Engine:
@@ -34,11 +44,8 @@ def engine() -> wasmtime.Engine:
     return wasmtime.Engine(config)
 
 
-def run(path: str, args: list[str]) -> int:
-    eng = engine()
-    module = wasmtime.Module.from_file(eng, path)
-    linker = wasmtime.Linker(eng)
-    linker.define_wasi()
+def store_for(eng: wasmtime.Engine, path: str, args: list[str]) -> wasmtime.Store:
+    """A store whose WASI context shares this process's stdio, arguments and environment."""
     store = wasmtime.Store(eng)
     wasi = wasmtime.WasiConfig()
     wasi.argv = [os.path.basename(path), *args]
@@ -47,16 +54,44 @@ def run(path: str, args: list[str]) -> int:
     wasi.inherit_stdout()
     wasi.inherit_stderr()
     store.set_wasi(wasi)
+    return store
+
+
+def run_module(eng: wasmtime.Engine, path: str, args: list[str]) -> int:
+    module = wasmtime.Module.from_file(eng, path)
+    linker = wasmtime.Linker(eng)
+    linker.define_wasi()
+    store = store_for(eng, path, args)
     instance = linker.instantiate(store, module)
-    start = instance.exports(store)["_start"]
+    instance.exports(store)["_start"](store)
+    return 0
+
+
+def run_component(eng: wasmtime.Engine, path: str, args: list[str]) -> int:
+    component = wasmtime.component.Component.from_file(eng, path)
+    linker = wasmtime.component.Linker(eng)
+    linker.add_wasip2()
+    store = store_for(eng, path, args)
+    instance = linker.instantiate(store, component)
+    interface = instance.get_export_index(store, CLI_RUN)
+    run_index = instance.get_export_index(store, "run", interface) if interface else None
+    if run_index is None:
+        print(f"wasi_run: {os.path.basename(path)} does not export {CLI_RUN}", file=sys.stderr)
+        return 1
+    outcome = instance.get_func(store, run_index)(store)
+    return 0 if getattr(outcome, "tag", None) == "ok" else 1
+
+
+def run(path: str, args: list[str]) -> int:
+    with open(path, "rb") as file:
+        component = file.read(len(COMPONENT_HEADER)) == COMPONENT_HEADER
     try:
-        start(store)
+        return (run_component if component else run_module)(engine(), path, args)
     except wasmtime.ExitTrap as exc:
         return exc.code
     except wasmtime.Trap as exc:
         print(f"wasi_run: {os.path.basename(path)} trapped: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 def main() -> int:
