@@ -1,5 +1,6 @@
-//! A server that shuts down cleanly on Ctrl-C or SIGTERM, over stdio or
-//! HTTP, and a worker thread that ends with it.
+//! A server that shuts down cleanly on Ctrl-C or SIGTERM (on Windows:
+//! Ctrl-C or Ctrl-Break), over stdio or HTTP, and a worker thread that
+//! ends with it.
 //!
 //! ```text
 //! cargo run --example graceful_shutdown             # stdio
@@ -112,10 +113,56 @@ mod signals {
     }
 }
 
-#[cfg(not(unix))]
+/// Windows: Ctrl-C and Ctrl-Break close the server. The system calls the
+/// console handler on a thread it starts for the event (not in a signal
+/// context), so the handler may lock and close the server itself. When
+/// the console window is closed the handler closes the server too, but
+/// the system ends the process as soon as the handler returns.
+#[cfg(windows)]
 mod signals {
-    /// Elsewhere the server stops at end of input (stdio) or never (HTTP).
+    use std::sync::Mutex;
+
+    use tiny_mcp::{Server, WeakServerHandle};
+
+    static SERVER: Mutex<Option<WeakServerHandle>> = Mutex::new(None);
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn SetConsoleCtrlHandler(handler: Option<extern "system" fn(u32) -> i32>, add: i32) -> i32;
+    }
+
+    extern "system" fn on_event(_event: u32) -> i32 {
+        let handle = SERVER.lock().ok().and_then(|server| server.clone());
+        match handle.and_then(|handle| handle.upgrade()) {
+            Some(handle) => {
+                eprintln!("console event: closing the server");
+                handle.close();
+                1 // Handled: `main` returns on its own.
+            }
+            None => 0, // The default handler ends the process.
+        }
+    }
+
+    pub fn close_on_signal(server: &Server) -> std::io::Result<()> {
+        if let Ok(mut slot) = SERVER.lock() {
+            *slot = Some(server.handle().downgrade());
+        }
+        // SAFETY: `on_event` matches PHANDLER_ROUTINE and lives as long
+        // as the program.
+        if unsafe { SetConsoleCtrlHandler(Some(on_event), 1) } == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Neither Unix nor Windows (wasm32-wasip1 has no signals): nothing to
+/// install, and the caller is told so; the server stops at end of input
+/// (stdio) or when the process is ended (HTTP).
+#[cfg(not(any(unix, windows)))]
+mod signals {
     pub fn close_on_signal(_: &tiny_mcp::Server) -> std::io::Result<()> {
+        eprintln!("no signals on this platform: the server stops at end of input");
         Ok(())
     }
 }

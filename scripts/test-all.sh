@@ -15,7 +15,8 @@
 #   remote eras, with and without OAuth), three instances
 #   behind nginx with a Redis bus, the official MCP
 #   conformance suite (release and pre-release) against the `everything`
-#   example, a build with Debian's rustc 1.63 (locked), a build at the
+#   example, a build with Debian's rustc 1.63 (locked), `cargo check` for
+#   Windows, macOS and Linux aarch64, a build at the
 #   lowest declared dependency versions, a build and test with Debian's
 #   rustc and packaged crates (and a downstream project), the static
 #   binary of the README, and each fuzz target for a short while.
@@ -154,6 +155,10 @@ if [ "$QUICK" = 0 ]; then
     step conformance-client bash scripts/check/conformance-client.sh
     step msrv bash scripts/check/msrv-check.sh
     scratch target/msrv
+    # `cargo check` for Windows (MSVC, GNU), macOS (aarch64) and Linux
+    # aarch64: the library, its examples and `mcp` build there (nothing
+    # runs; the script removes target/platforms itself under CI).
+    step platforms bash scripts/check/platforms-check.sh
     step min-versions bash scripts/check/min-versions-check.sh
     scratch target/min-versions
     step debian-crates bash scripts/check/debian-crates-check.sh

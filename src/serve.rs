@@ -26,6 +26,19 @@ impl Server {
     /// and joined, queued output is written, and the call returns. When
     /// writing to stdout fails, serving stops at the next message.
     ///
+    /// **Single-threaded** on a target without threads (`wasm32-wasip1`,
+    /// `wasm32-wasip2`), with
+    /// [`max_workers(0)`](crate::ServerBuilder::max_workers), or when the
+    /// platform refuses to start a thread: stdin is read on the calling
+    /// thread, and each request's handler runs there to its end before the
+    /// next line is read, in order. A handler that asks the client
+    /// (`elicit`, `create_message`, `list_roots`) or a task that waits for
+    /// `tasks/update` reads stdin on while it waits: answers and cheap
+    /// requests (`ping`, `tasks/get`) are handled at once, other requests
+    /// are queued until it returns. A cancel reaches a queued request (it
+    /// never runs) but does not interrupt a running handler: it sees the
+    /// flag when it next looks (DESIGN.md §31).
+    ///
     /// Spec: basic/transports "stdio" (2025-11-25).
     ///
     /// # Errors
@@ -46,6 +59,11 @@ impl Server {
     ///
     /// As [`serve_stdio`](Self::serve_stdio): the writer's error is
     /// returned once `writer` failed.
+    ///
+    /// Served single-threaded as `serve_stdio` is, but `reader` may borrow
+    /// and cannot be read during a handler: there a handler's request to
+    /// the client fails at once (unsent) instead of waiting; use
+    /// `serve_stdio` for a server that asks its client.
     pub fn serve_io<R, W>(&self, reader: R, writer: W) -> Result<(), Error>
     where
         R: BufRead,

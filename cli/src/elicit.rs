@@ -9,6 +9,7 @@ use serde_json::Value;
 use tiny_mcp::{ElicitRequestFormParams, ElicitRequestParams, ElicitResult, Error, JsonObject};
 
 /// Linux: stdin is a terminal when fd 0 is a tty or pts device.
+#[cfg(target_os = "linux")]
 pub fn stdin_is_terminal() -> bool {
     std::fs::read_link("/proc/self/fd/0")
         .map(|target| {
@@ -16,6 +17,22 @@ pub fn stdin_is_terminal() -> bool {
             target.starts_with("/dev/pts/") || target.starts_with("/dev/tty")
         })
         .unwrap_or(false)
+}
+
+/// Elsewhere (macOS, Windows): `std::io::IsTerminal`, when the compiler
+/// has it (Rust 1.70, `cfg(mcp_is_terminal)` from build.rs).
+#[cfg(all(not(target_os = "linux"), mcp_is_terminal))]
+#[allow(clippy::incompatible_msrv)]
+pub fn stdin_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    io::stdin().is_terminal()
+}
+
+/// Elsewhere, built with Rust 1.63 to 1.69: never a terminal (no safe
+/// way to ask), so `mcp` declares no elicitation.
+#[cfg(all(not(target_os = "linux"), not(mcp_is_terminal)))]
+pub fn stdin_is_terminal() -> bool {
+    false
 }
 
 /// Asks on the terminal (stderr for the questions, stdin for answers).

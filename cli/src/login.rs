@@ -10,6 +10,7 @@
 //!
 //! Spec: basic/authorization (2025-11-25; 2026-07-28).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -109,27 +110,39 @@ impl Options {
     /// # Errors
     ///
     /// [`Error::invalid_params`] when there is no token file: no
-    /// `--token-file`, no `XDG_CONFIG_HOME`, no `HOME`.
+    /// `--token-file`, no `XDG_CONFIG_HOME`, no `APPDATA` (Windows), no
+    /// `HOME`.
     fn kept_oauth(&self) -> Result<OAuth, Error> {
         match self.token_file() {
             Some(_) => Ok(self.oauth()),
-            None => Err(Error::invalid_params(
-                "nowhere to keep logins: set HOME or give --token-file PATH",
-            )),
+            None => Err(Error::invalid_params(format!(
+                "nowhere to keep logins: set {} or give --token-file PATH",
+                if cfg!(windows) { "APPDATA" } else { "HOME" }
+            ))),
         }
     }
 }
 
-/// `$XDG_CONFIG_HOME/tiny-mcp/tokens.json`, else
-/// `$HOME/.config/tiny-mcp/tokens.json`; a variable that is empty or not
-/// an absolute path counts as unset (XDG Base Directory Specification).
+/// `$XDG_CONFIG_HOME/tiny-mcp/tokens.json`; else, on Windows,
+/// `%APPDATA%\tiny-mcp\tokens.json` (the user's roaming profile, where
+/// `HOME` is rarely set); else `$HOME/.config/tiny-mcp/tokens.json`. A
+/// variable that is empty or not an absolute path counts as unset (XDG
+/// Base Directory Specification).
 pub fn default_token_file() -> Option<PathBuf> {
+    token_file_in(|name| std::env::var_os(name), cfg!(windows))
+}
+
+/// [`default_token_file`] with the environment read through `var`, for
+/// `windows` or not.
+fn token_file_in(var: impl Fn(&str) -> Option<OsString>, windows: bool) -> Option<PathBuf> {
     let dir = |name: &str| {
-        std::env::var_os(name)
+        var(name)
             .map(PathBuf::from)
             .filter(|path| path.is_absolute())
     };
-    let config = dir("XDG_CONFIG_HOME").or_else(|| dir("HOME").map(|home| home.join(".config")));
+    let config = dir("XDG_CONFIG_HOME")
+        .or_else(|| if windows { dir("APPDATA") } else { None })
+        .or_else(|| dir("HOME").map(|home| home.join(".config")));
     config.map(|config| config.join("tiny-mcp").join("tokens.json"))
 }
 
@@ -278,5 +291,44 @@ impl TokenStore for Warned {
 
     fn remove(&self, server: &str) -> Result<(), Error> {
         self.0.remove(server)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(vars: &[(&str, &str)], windows: bool) -> Option<PathBuf> {
+        let var = |name: &str| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| OsString::from(value))
+        };
+        token_file_in(var, windows)
+    }
+
+    // The default token file: XDG_CONFIG_HOME first; APPDATA only on
+    // Windows (where HOME is rarely set); then HOME/.config; a relative
+    // or empty value counts as unset (XDG Base Directory Specification).
+    #[test]
+    fn token_file_follows_the_platform() {
+        let tokens = |dir: &str| Some(PathBuf::from(dir).join("tiny-mcp").join("tokens.json"));
+        let all = [
+            ("XDG_CONFIG_HOME", "/xdg"),
+            ("APPDATA", "/appdata"),
+            ("HOME", "/home/me"),
+        ];
+        assert_eq!(file(&all, false), tokens("/xdg"));
+        assert_eq!(file(&all, true), tokens("/xdg"));
+        let no_xdg = [
+            ("XDG_CONFIG_HOME", "relative"),
+            ("APPDATA", "/appdata"),
+            ("HOME", "/home/me"),
+        ];
+        assert_eq!(file(&no_xdg, false), tokens("/home/me/.config"));
+        assert_eq!(file(&no_xdg, true), tokens("/appdata"));
+        let home_only = [("APPDATA", ""), ("HOME", "/home/me")];
+        assert_eq!(file(&home_only, true), tokens("/home/me/.config"));
+        assert_eq!(file(&[("APPDATA", "/appdata")], false), None);
     }
 }

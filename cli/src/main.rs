@@ -29,7 +29,8 @@
 //! An HTTP server that answers `401` gets a login (OAuth, `login.rs`): the
 //! URL to open goes to stderr and to `$BROWSER`, and the tokens are kept
 //! in `$XDG_CONFIG_HOME/tiny-mcp/tokens.json` (else
-//! `~/.config/tiny-mcp/tokens.json`, mode 0600) for the next run. `login`
+//! `%APPDATA%\tiny-mcp\tokens.json` on Windows, else
+//! `~/.config/tiny-mcp/tokens.json`; mode 0600 on Unix) for the next run. `login`
 //! logs in afresh, `logout` forgets. `--token` sends a token of its own
 //! instead. stdio servers never log in.
 //!
@@ -87,6 +88,7 @@ options:
   --pretty            a readable form instead of one line of JSON
 login (HTTP; OAuth when the server answers 401, for any command):
   --token-file PATH   where logins are kept (default $XDG_CONFIG_HOME/tiny-mcp/tokens.json,
+                      else %APPDATA%\tiny-mcp\tokens.json on Windows,
                       else $HOME/.config/tiny-mcp/tokens.json)
   --client-id ID      a client registered beforehand with the authorization server
   --client-secret S   that client's secret

@@ -152,10 +152,14 @@ impl TokenStore for MemoryTokenStore {
 
 /// Logins in one JSON file, `{"<server URL>": {registration, tokens,
 /// issuer}}`, for a CLI. The file is written whole to a temporary file
-/// beside it and renamed over it, readable and writable by its owner only
-/// (mode `0600` on Unix), so that a crash never leaves half a file and no
-/// other user reads the tokens. A file another program changed between a
-/// load and a save is overwritten with this program's view.
+/// beside it and renamed over it, so that a crash never leaves half a
+/// file. On Unix the file is readable and writable by its owner only
+/// (mode `0600`), so that no other user reads the tokens. On Windows no
+/// access list is set: the file inherits its directory's, which under
+/// the user's profile (`%APPDATA%`, the `mcp` command's default) admits
+/// the user, SYSTEM and the Administrators only; elsewhere pick such a
+/// directory. A file another program changed between a load and a save
+/// is overwritten with this program's view.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: PathBuf,
@@ -208,7 +212,9 @@ impl FileTokenStore {
     }
 }
 
-/// A new file readable and writable by its owner only.
+/// A new file, empty: readable and writable by its owner only on Unix
+/// (mode `0600`); on Windows with the access list its directory passes
+/// down (see [`FileTokenStore`]).
 fn owner_only(path: &Path) -> std::io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

@@ -9,7 +9,14 @@
 //! process's group; each signal then goes to the child and to every
 //! descendant of it seen in `/proc` (Linux only), looked up before each
 //! step: a process re-parented before it was first seen is missed.
-//! Elsewhere (not Unix) the child alone is killed.
+//!
+//! On Windows there is no `SIGTERM` a console program can catch, so both
+//! steps end the tree at once: `taskkill /PID <child> /T /F` (System32)
+//! ends the child and every process below it (a server started through
+//! `npx.cmd` is `cmd.exe` with `node.exe` under it); when `taskkill`
+//! cannot run or fails, the child alone is killed (`Child::kill`). Once
+//! the child is reaped nobody else is looked for. Elsewhere (neither
+//! Unix nor Windows) the child alone is killed.
 //!
 //! Zombies count as gone: an exited process whose parent does not reap it
 //! (an init that reaps nothing, in some containers) holds nothing.
@@ -43,6 +50,7 @@ pub(super) fn isolate(command: &mut Command) {
 #[derive(Debug)]
 pub(super) struct Members {
     /// The child's process id (and, with a process group, its group id).
+    #[cfg_attr(not(any(unix, windows)), allow(dead_code))]
     leader: u32,
     /// Without a process group: every descendant of the leader seen so
     /// far (Linux).
@@ -112,7 +120,34 @@ fn send(members: &Members, child: &mut Child, signal: Signal) {
     }
 }
 
-#[cfg(not(unix))]
+/// Windows: `taskkill /T /F` on the child's tree while the child is not
+/// yet reaped (so its process id cannot belong to another process), else
+/// `Child::kill`. Both steps are the same (see the module docs).
+#[cfg(windows)]
+fn send(members: &Members, child: &mut Child, _signal: Signal) {
+    use std::process::Stdio;
+    if !matches!(child.try_wait(), Ok(None)) {
+        return;
+    }
+    let ended = Command::new("taskkill")
+        .arg("/PID")
+        .arg(members.leader.to_string())
+        .args(["/T", "/F"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_or(false, |status| status.success());
+    if !ended {
+        log::debug!(
+            "taskkill failed for pid {}; killing it alone",
+            members.leader
+        );
+        let _ = child.kill();
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
 fn send(_members: &Members, child: &mut Child, _signal: Signal) {
     let _ = child.kill();
 }

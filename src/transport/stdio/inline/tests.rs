@@ -60,7 +60,20 @@ struct Peer {
 }
 
 impl Peer {
+    /// Serves `server`, and opens a 2025-11-25 session.
     fn start(server: &Server) -> Peer {
+        let peer = Peer::serve(server);
+        let caps = json!({"elicitation": {"form": {}}});
+        peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": caps,
+                       "clientInfo": {"name": "t", "version": "1"}}}));
+        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        assert_eq!(peer.next()["id"], 1);
+        peer
+    }
+
+    /// Serves `server`; nothing sent yet.
+    fn serve(server: &Server) -> Peer {
         let (input, lines) = unbounded();
         let (written, output) = unbounded();
         let (done, served) = unbounded();
@@ -69,18 +82,11 @@ impl Peer {
             let reader = BufReader::new(Input(lines, Vec::new()));
             let _ = done.send(serve_pumped(&server, reader, Lines(written, Vec::new())));
         });
-        let peer = Peer {
+        Peer {
             input: Some(input),
             output,
             served,
-        };
-        let caps = json!({"elicitation": {"form": {}}});
-        peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": caps,
-                       "clientInfo": {"name": "t", "version": "1"}}}));
-        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        assert_eq!(peer.next()["id"], 1);
-        peer
+        }
     }
 
     fn send(&self, message: Value) {
@@ -241,4 +247,75 @@ fn serve_io_single_threaded_fails_requests_to_the_client_at_once() {
         "nothing sent to the client"
     );
     assert_eq!(marks.load(Ordering::SeqCst), 1);
+}
+
+/// A 2026-07-28 request's `params`, with the envelope of a client that
+/// takes tasks and form elicitation.
+#[cfg(feature = "tasks")]
+fn enveloped(mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {"form": {}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    });
+    params
+}
+
+// SEP-2663 "Task Update Requests" (the tasks extension, 2026-07-28), served
+// single-threaded: a task waiting for input reads on, so `tasks/get` shows
+// it `input_required`, `tasks/update` is acknowledged and resumes it, and
+// the next `tasks/get`, read after it returned, finds it completed.
+#[cfg(feature = "tasks")]
+#[test]
+fn a_task_waiting_for_input_reads_its_tasks_update() {
+    let tool = Tool::without_arguments("ask_task").with_task_support(crate::TaskSupport::Required);
+    let server = Server::builder("inline", "1")
+        .max_workers(0)
+        .tool(tool, |ctx: &RequestContext, _: JsonObject| {
+            let form = ElicitRequestFormParams::new(
+                "Your name?",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            );
+            let answer = ctx.elicit(form)?;
+            let name = answer.content.map(|c| c["name"].to_string());
+            Ok(CallToolResult::text(name.unwrap_or_default()))
+        })
+        .build();
+    let peer = Peer::serve(&server);
+    let request = |id: u64, method: &str, params: Value| {
+        peer.send(json!({"jsonrpc": "2.0", "id": id, "method": method,
+                         "params": enveloped(params)}));
+        let answer = peer.next();
+        assert_eq!(answer["id"], id, "{}", answer);
+        assert!(answer.get("result").is_some(), "{}", answer);
+        answer["result"].clone()
+    };
+    let created = request(
+        2,
+        "tools/call",
+        json!({"name": "ask_task", "arguments": {}}),
+    );
+    let task_id = created["taskId"]
+        .as_str()
+        .expect("a CreateTaskResult")
+        .to_string();
+    let waiting = request(3, "tasks/get", json!({"taskId": task_id}));
+    assert_eq!(waiting["status"], "input_required", "{}", waiting);
+    let key = waiting["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next().cloned())
+        .expect("an input request");
+    let answer = json!({ key: {"action": "accept", "content": {"name": "Ada"}} });
+    request(
+        4,
+        "tasks/update",
+        json!({"taskId": task_id, "inputResponses": answer}),
+    );
+    let done = request(5, "tasks/get", json!({"taskId": task_id}));
+    assert_eq!(done["status"], "completed", "{}", done);
+    assert_eq!(done["result"]["content"][0]["text"], "\"Ada\"", "{}", done);
+    assert!(peer.end().is_ok());
 }
