@@ -35,8 +35,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY_DIR=$ROOT/tests/interop/python
 VENV=$PY_DIR/.venv
-STAMP=$VENV/.interop-stamp
-PYTHON=${INTEROP_PYTHON:-python3}
 RUN_TIMEOUT=${INTEROP_TIMEOUT:-180}
 read -r -a TARGETS <<<"${WASI_TARGETS:-wasm32-wasip1 wasm32-wasip2}"
 EXAMPLES=(minimal wasi_glossary)

@@ -30,8 +30,9 @@ import wasmtime.component
 # The first 8 bytes of a component: the magic, then version 0x0d and layer 1
 # (a core module has version 1, layer 0).
 COMPONENT_HEADER = b"\0asm\x0d\x00\x01\x00"
-# The export a WASI command component runs (wasi:cli/command).
-CLI_RUN = "wasi:cli/run@0.2.0"
+# The interface a WASI command component exports (wasi:cli/command), at
+# whichever version it was built with (Rust 1.95: 0.2.0).
+CLI_RUN = "wasi:cli/run@"
 
 
 def engine() -> wasmtime.Engine:
@@ -71,12 +72,16 @@ def run_component(eng: wasmtime.Engine, path: str, args: list[str]) -> int:
     component = wasmtime.component.Component.from_file(eng, path)
     linker = wasmtime.component.Linker(eng)
     linker.add_wasip2()
+    runs = [name for name in component.type.exports(eng) if name.startswith(CLI_RUN)]
+    if not runs:
+        print(f"wasi_run: {os.path.basename(path)} does not export {CLI_RUN}*", file=sys.stderr)
+        return 1
     store = store_for(eng, path, args)
     instance = linker.instantiate(store, component)
-    interface = instance.get_export_index(store, CLI_RUN)
+    interface = instance.get_export_index(store, runs[0])
     run_index = instance.get_export_index(store, "run", interface) if interface else None
     if run_index is None:
-        print(f"wasi_run: {os.path.basename(path)} does not export {CLI_RUN}", file=sys.stderr)
+        print(f"wasi_run: {os.path.basename(path)} has no run in {runs[0]}", file=sys.stderr)
         return 1
     outcome = instance.get_func(store, run_index)(store)
     return 0 if getattr(outcome, "tag", None) == "ok" else 1
