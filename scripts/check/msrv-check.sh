@@ -78,6 +78,11 @@ if grep -nE '^(redis|rustls-redis) = |redis\?/|"redis"' "$WORK/Cargo.toml" >&2; 
     die "the copy still names redis"
 fi
 PRUNE_CARGO=${MSRV_NEW_CARGO:-${CARGO_HOME:-$HOME/.cargo}/bin/cargo}
+# Offline needs every crate of the lockfile at hand, also those only other
+# targets use (bumpalo, for wasm32-unknown-unknown), which no build here
+# downloaded: fetch them first.
+(cd "$ROOT" && "$PRUNE_CARGO" fetch --locked >/dev/null 2>"$OUT/fetch.log") \
+    || { tail -n 20 "$OUT/fetch.log" >&2; die "cannot fetch the lockfile's crates"; }
 (cd "$WORK" && "$PRUNE_CARGO" metadata --offline --format-version 1 >/dev/null 2>"$OUT/prune.log") \
     || { tail -n 20 "$OUT/prune.log" >&2; die "cannot drop redis from the copy's lockfile"; }
 # The redis crate's proc macros (zerovec-derive, under url) need quote

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # scripts/check/platforms-check.sh - check that the library, its examples
 # and the `mcp` command compile for the platforms CI does not run on:
-# Windows (MSVC and GNU), macOS on Apple silicon, and Linux on ARM64.
+# Windows (MSVC and GNU), macOS on Apple silicon, Linux on ARM64, and
+# WASI preview 1 with warnings as errors (interop-wasi.sh builds and runs
+# the WASI servers; this keeps the rest of the crate clean there).
 # `cargo check` only: no linker, no C compiler, nothing is run.
 #
 # Usage (from the repository root): bash scripts/check/platforms-check.sh
@@ -31,7 +33,7 @@
 # or "platforms: FAILED (the checks that failed)" (exit 1).
 set -uo pipefail
 
-TARGETS="x86_64-pc-windows-msvc x86_64-pc-windows-gnu aarch64-apple-darwin aarch64-unknown-linux-gnu"
+TARGETS="x86_64-pc-windows-msvc x86_64-pc-windows-gnu aarch64-apple-darwin aarch64-unknown-linux-gnu wasm32-wasip1"
 FULL_TARGETS="x86_64-pc-windows-msvc aarch64-apple-darwin"
 NO_DEFAULT_TARGET=x86_64-pc-windows-msvc
 PURE_FEATURES="sealed-state tiny_http schemars tracing opentelemetry redis"
