@@ -43,6 +43,31 @@ where
     connection.serve(server)
 }
 
+/// Stdin as a blocking reader: a runtime may hand a WASI program a
+/// non-blocking stdin (Node's `node:wasi` does, on a pipe), whose read
+/// says `WouldBlock` while no input is there. Such a read is tried again
+/// after a pause that grows from 1 ms to [`MOST_IDLE_PAUSE`], so that an
+/// idle server does not spin.
+pub(super) struct BlockingStdin<R>(pub(super) R);
+
+/// The longest pause between two reads of a stdin that would block.
+const MOST_IDLE_PAUSE: Duration = Duration::from_millis(20);
+
+impl<R: io::Read> io::Read for BlockingStdin<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(MOST_IDLE_PAUSE);
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
 /// Serves `reader`, which a waiting handler cannot read: it may borrow,
 /// and the pump must outlive the call (`serve_io`). A handler's request
 /// to the client fails at once, unsent (`waiting::check_answerable`).

@@ -61,7 +61,7 @@ where
     W: Write + Send + 'static,
 {
     if single_threaded(server) || !threads_start() {
-        let stdin = BufReader::with_capacity(STDIN_BUFFER, io::stdin());
+        let stdin = BufReader::with_capacity(STDIN_BUFFER, inline::BlockingStdin(io::stdin()));
         return inline::serve_pumped(server, stdin, writer);
     }
     serve_threaded(server, io::stdin(), writer)

@@ -319,3 +319,32 @@ fn a_task_waiting_for_input_reads_its_tasks_update() {
     assert_eq!(done["result"]["content"][0]["text"], "\"Ada\"", "{}", done);
     assert!(peer.end().is_ok());
 }
+
+/// Says `WouldBlock` `left` times, then gives `data`.
+struct NotYet {
+    left: usize,
+    data: &'static [u8],
+}
+
+impl Read for NotYet {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left > 0 {
+            self.left -= 1;
+            return Err(io::Error::from(io::ErrorKind::WouldBlock));
+        }
+        self.data.read(buf)
+    }
+}
+
+// A non-blocking stdin (Node's node:wasi on a pipe) that has no input yet
+// is read again, not taken for a failed read that ends serving.
+#[test]
+fn a_stdin_that_would_block_is_read_again() {
+    let mut stdin = super::BlockingStdin(NotYet {
+        left: 3,
+        data: b"{}\n",
+    });
+    let mut buf = [0u8; 8];
+    let n = stdin.read(&mut buf).expect("read after WouldBlock");
+    assert_eq!(&buf[..n], b"{}\n");
+}
