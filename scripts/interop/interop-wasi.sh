@@ -7,7 +7,8 @@
 # (mcp 2.3.0) drives them over stdio in both eras (tests/interop/python/wasi.py):
 # initialize or server/discover, tools/list, the echo tool, a typed tool's
 # structuredContent, a read through a resource template, a prompt, and an
-# elicitation answered by the client's callback.
+# elicitation answered by the client's callback. The wasm32-wasip1 modules
+# run the same checks under Node's node:wasi too (tests/interop/wasi/node_run.mjs).
 #
 # Usage: scripts/interop/interop-wasi.sh [--v2025 | --v2026]
 #   --v2025     only the client's 2025-11-25 mode (initialize handshake)
@@ -87,6 +88,18 @@ for target in "${TARGETS[@]}"; do
       "${flags[@]}" --timeout "$RUN_TIMEOUT"
   done
 done
+# The same checks with the wasm32-wasip1 modules under Node's node:wasi
+# (tests/interop/wasi/node_run.mjs), whose stdin does not block.
+if [[ " ${TARGETS[*]} " == *" wasm32-wasip1 "* ]]; then
+  wasm_dir=$TARGET_DIR/wasm32-wasip1/release/examples
+  for mode in "${modes[@]}"; do
+    flags=()
+    [[ "$mode" == v2025 ]] && flags+=(--v2025)
+    run_counted "node/$mode" wasi.py env WASI_RUNNER=node "$VENV/bin/python" "$PY_DIR/wasi.py" \
+      "$wasm_dir/minimal.wasm" "$wasm_dir/wasi_glossary.wasm" --label "wasm32-wasip1 node:wasi" \
+      "${flags[@]}" --timeout "$RUN_TIMEOUT"
+  done
+fi
 
 # --- sizes ---
 # wasm-opt from PATH, else Binaryen's npm package (npm ci only when

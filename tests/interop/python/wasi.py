@@ -46,8 +46,14 @@ WASI_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wasi_run.py
 NEW_DEFINITION = "The binary instruction format that WASI programs are compiled to."
 
 
+NODE_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wasi", "node_run.mjs")
+
+
 def server(target: str) -> StdioServerParameters:
-    """How the client starts `target`: under wasi_run.py when it is a `.wasm`."""
+    """How the client starts `target`: under wasi_run.py when it is a `.wasm`
+    (under Node's node:wasi, node_run.mjs, with WASI_RUNNER=node)."""
+    if target.endswith(".wasm") and os.environ.get("WASI_RUNNER") == "node":
+        return StdioServerParameters(command="node", args=["--no-warnings", NODE_RUN, target])
     if target.endswith(".wasm"):
         return StdioServerParameters(command=sys.executable, args=[WASI_RUN, target])
     return StdioServerParameters(command=target, args=[])
