@@ -15,7 +15,8 @@
 #     keys lowered, because cargo 0.66 refuses to even parse such manifests.
 #     Crates that ARE built are left alone, so real breakage still shows.
 #     The vendor dir is reused while Cargo.lock/Cargo.toml/this script are
-#     unchanged.
+#     unchanged and target/msrv is kept (test-all.sh removes it after this
+#     step unless TINY_MCP_KEEP_SCRATCH=1).
 #  4. Offline, with /usr/bin/cargo + /usr/bin/rustc only:
 #       cargo build --lib   and   cargo test --no-run
 #  5. Last line: "MSRV 1.63: ok" (exit 0) or "MSRV 1.63: FAILED (why)" (exit 1).
