@@ -119,12 +119,14 @@ footprint_report() {
     done
     # shellcheck disable=SC2086
     for dir in $VENV_DIRS $SCRATCH_DIRS; do
+        case "$dir" in target/*) continue ;; esac
         [ -d "$dir" ] && places+=("$dir")
     done
     if [ "${#places[@]}" -gt 0 ]; then
         echo "disk: outside target/: $(du -sh "${places[@]}" | awk '{printf "%s%s %s", sep, $2, $1; sep = ", "}')"
     fi
-    local took=$(($(date +%s) - started))
+    local took
+    took=$(($(date +%s) - started))
     echo "time: $((took / 60)) min $((took % 60)) s"
 }
 
