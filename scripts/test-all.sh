@@ -21,23 +21,49 @@
 #   rustc and packaged crates (and a downstream project), the static
 #   binary of the README, and each fuzz target for a short while.
 #
-# Usage: bash scripts/test-all.sh [--quick]
+# Usage: bash scripts/test-all.sh [--quick] [--plan]
 #   --quick   only the cargo and size steps (no npm, no MSRV toolchain)
+#   --plan    print what the run would install and where it writes, and exit
+# Environment:
+#   CARGO_INCREMENTAL       default 0 here: no incremental data in target/
+#                           (each tree is built once per run); 1 keeps it
+#   TINY_MCP_KEEP_SCRATCH   1 keeps each step's scratch tree (below)
 #
-# Every step runs even if an earlier one failed; the last line is
-# "steps: N passed, M failed" counting steps, and the exit status is 1 if any failed.
+# Before the first step it prints what the run installs (Debian packages
+# with apt-get, npm packages, virtualenvs, toolchains; the lists are in
+# scripts/check/lib/footprint.sh) and where it writes. Every step runs
+# even if an earlier one failed; then come the disk use of target/ (and
+# of the other places written), the time taken, and, last,
+# "steps: N passed, M failed" counting steps; the exit status is 1 if any failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 QUICK=0
-[ "${1:-}" = "--quick" ] && QUICK=1
+PLAN=0
+for arg in "$@"; do
+    case "$arg" in
+        --quick) QUICK=1 ;;
+        --plan) PLAN=1 ;;
+        *) echo "usage: bash scripts/test-all.sh [--quick] [--plan]" >&2; exit 2 ;;
+    esac
+done
+STARTED=$(date +%s)
+# No incremental compilation data: a run builds each feature set once, so
+# the data would only take disk (gigabytes: README.md); the heavy checks'
+# builds inherit it. An explicit CARGO_INCREMENTAL wins.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# shellcheck source=check/lib/footprint.sh
+. "$ROOT/scripts/check/lib/footprint.sh"
+footprint_notice "$QUICK"
+[ "$PLAN" = 1 ] && exit 0
 
-# Under CI (CI=true) a step's scratch tree (its own copy of the project,
-# its target directory) is removed once the step is done, so that the
-# whole run fits a small disk; locally it is kept for the next run.
+# A step's scratch tree (its own copy of the project, its target
+# directory, a download) is removed once the step is done, so that the
+# whole run fits a small disk (README.md); TINY_MCP_KEEP_SCRATCH=1 keeps
+# them, to look into a failure or to rerun a check sooner.
 scratch() {
-    if [ "${CI:-}" = true ]; then
+    if [ "${TINY_MCP_KEEP_SCRATCH:-0}" != 1 ]; then
         rm -rf "$1"
     fi
 }
@@ -113,8 +139,8 @@ scratch tests/otel/target
 # Feature `redis` (Rust 1.88): clippy, and `RedisChangeBus` against Debian's
 # redis-server started by the tests themselves (installed here when
 # missing; the tests fail, not skip, without it).
-step redis bash -c \
-    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis && cargo test --features redis --bench redis && cargo test --features redis --doc -- Redis'
+step redis env APT_REDIS="$APT_REDIS" bash -c \
+    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y $APT_REDIS >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis && cargo test --features redis --bench redis && cargo test --features redis --doc -- Redis'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py
@@ -170,6 +196,7 @@ if [ "$QUICK" = 0 ]; then
 fi
 
 echo
+footprint_report "$STARTED"
 [ "$failed" -gt 0 ] && echo "failed steps: ${failures[*]}"
 echo "steps: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

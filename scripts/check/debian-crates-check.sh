@@ -14,10 +14,13 @@ ROOT=$(pwd -P)
 OUT="$ROOT/target/debian"
 log() { echo "debian-crates: $*" >&2; }
 die() { echo "Debian crates: FAILED ($*)"; exit 1; }
-PACKAGES="rustc cargo librust-serde-dev librust-serde+derive-dev librust-serde-json-dev
-    librust-httparse-dev librust-crossbeam-channel-dev librust-parking-lot-dev
-    librust-uuid-dev librust-uuid+v4-dev librust-log-dev librust-tiny-http-dev
-    librust-hmac-dev librust-sha2-dev librust-nix-dev"
+# The packages (about 240 with their dependencies): APT_DEBIAN_CRATES.
+# shellcheck source=lib/footprint.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/footprint.sh"
+PACKAGES=$APT_DEBIAN_CRATES
+# Built once (test-all.sh removes target/debian after this step): no
+# incremental data unless CARGO_INCREMENTAL says so.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT" || die "cannot create $OUT"

@@ -21,6 +21,8 @@ log() { echo "fuzz-check: $*" >&2; }
 die() { echo "fuzz: FAILED ($*)"; exit 1; }
 
 [ -d fuzz ] || die "run from the repository root"
+# fuzz/target is built once per run (test-all.sh removes it after this step).
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     echo "fuzz: skipped (no nightly toolchain)"
     exit 0

@@ -15,17 +15,23 @@
 #     keys lowered, because cargo 0.66 refuses to even parse such manifests.
 #     Crates that ARE built are left alone, so real breakage still shows.
 #     The vendor dir is reused while Cargo.lock/Cargo.toml/this script are
-#     unchanged.
+#     unchanged and target/msrv is kept (test-all.sh removes it after this
+#     step unless TINY_MCP_KEEP_SCRATCH=1).
 #  4. Offline, with /usr/bin/cargo + /usr/bin/rustc only:
 #       cargo build --lib   and   cargo test --no-run
 #  5. Last line: "MSRV 1.63: ok" (exit 0) or "MSRV 1.63: FAILED (why)" (exit 1).
 #
 # Optional environment: MSRV_NEW_CARGO (cargo used for vendoring; default: the
-# rustup cargo on PATH or in ~/.cargo/bin).
+# rustup cargo on PATH or in ~/.cargo/bin); CARGO_INCREMENTAL (default 0 here:
+# the scratch tree is built once, test-all.sh removes it after this step).
+# The Debian packages are APT_MSRV in scripts/check/lib/footprint.sh.
 
 set -uo pipefail
 
 MSRV=1.63
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# shellcheck source=lib/footprint.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/footprint.sh"
 OLD_CARGO=/usr/bin/cargo
 OLD_RUSTC=/usr/bin/rustc
 START=$(date +%s)
@@ -53,7 +59,8 @@ if ! have_old; then
     [ "$(id -u)" = 0 ] || die "need root to apt-get install rustc cargo"
     log "installing Debian rustc + cargo (apt-get)"
     apt-get update -qq >"$OUT/apt.log" 2>&1 || log "apt-get update failed, trying install anyway"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rustc cargo \
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $APT_MSRV \
         >>"$OUT/apt.log" 2>&1 || die "apt-get install rustc cargo failed, see $OUT/apt.log"
     have_old || die "$OLD_RUSTC is not $MSRV after install: $("$OLD_RUSTC" --version 2>&1)"
 fi
@@ -62,7 +69,7 @@ log "old toolchain: $("$OLD_RUSTC" --version), $("$OLD_CARGO" --version)"
 
 # ---- 2. scratch copy with a v3 lockfile ---------------------------------
 rm -rf "$WORK" && mkdir -p "$WORK" || die "cannot recreate $WORK"
-# tar keeps mtimes, so the old cargo's incremental state in $OUT/target stays valid
+# tar keeps mtimes, so the old cargo's fingerprints in $OUT/target (when kept) stay valid
 tar -C "$ROOT" --exclude=./target --exclude=./.git -cf - . | tar -C "$WORK" -xf - \
     || die "copying the project to $WORK failed"
 sed -i 's/^version = 4$/version = 3/' "$WORK/Cargo.lock"

@@ -70,6 +70,8 @@ TAG=multi-instance
 SHORT_READ_S=5
 # shellcheck source=../interop/lib/python-interop.sh
 source "$ROOT/scripts/interop/lib/python-interop.sh"
+# shellcheck source=lib/footprint.sh
+source "$ROOT/scripts/check/lib/footprint.sh"
 
 # --- nginx and redis-server: Debian's packages, never their services ---
 ensure_packages() {
@@ -78,10 +80,11 @@ ensure_packages() {
   command -v redis-server >/dev/null || missing+=(redis-server)
   command -v redis-cli >/dev/null || missing+=(redis-tools)
   [[ ${#missing[@]} -gt 0 ]] || return 0
-  echo "$TAG: installing ${missing[*]} (apt-get install -y nginx redis-server)" >&2
+  echo "$TAG: installing ${missing[*]} (apt-get install -y $APT_NGINX $APT_REDIS)" >&2
   local sudo=()
   [[ "$(id -u)" == 0 ]] || sudo=(sudo)
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y nginx redis-server >&2
+  # shellcheck disable=SC2086
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y $APT_NGINX $APT_REDIS >&2
 }
 ensure_packages
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)

@@ -48,6 +48,9 @@ mb() { awk -v s="$1" 'BEGIN {printf "%.2f MB, %.2f MiB", s / 1e6, s / 1048576}';
 
 [ -f Cargo.toml ] || die "run from the repository root"
 mkdir -p "$OUT"
+# The `static` profile inherits release's (no incremental data); kept
+# explicit for the tree test-all.sh removes after this step.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 # The musl target's standard library (rustup's; a toolchain without
 # rustup must bring its own).

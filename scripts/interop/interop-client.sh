@@ -52,7 +52,9 @@
 #   INTEROP_PYTHON       the Python used to make the virtualenvs (default: python3)
 #   INTEROP_TIMEOUT      overall timeout of one driver run, in seconds (default 120)
 #   INTEROP_RMCP_TARGET  cargo target directory of the rmcp server (default
-#                        /tmp/tiny-mcp-interop-rmcp-target, kept for the next run)
+#                        /tmp/tiny-mcp-interop-rmcp-target, kept for the next run;
+#                        test-all.sh removes it after its step unless
+#                        TINY_MCP_KEEP_SCRATCH=1)
 #
 # Installs only what the chosen runs need, each bounded and skipped when
 # up to date: the virtualenvs in tests/interop/python/.venv and

@@ -37,11 +37,13 @@ install_npm() {
   (cd "$dir" && timeout -k 5 "$INSTALL_TIMEOUT" npm ci --no-audit --no-fund --prefer-offline >&2)
 }
 
-# The rmcp server, built (debug: quicker to build than release) into
-# RMCP_TARGET, which is kept for the next run; cargo skips an up-to-date build.
+# The rmcp server, built (debug: quicker to build than release; no
+# incremental data unless CARGO_INCREMENTAL says so) into RMCP_TARGET; cargo
+# skips an up-to-date build when the folder is kept (test-all.sh removes it
+# after its step unless TINY_MCP_KEEP_SCRATCH=1).
 install_rmcp() {
   echo "$TAG: building the rmcp server into $RMCP_TARGET" >&2
-  CARGO_TARGET_DIR=$RMCP_TARGET timeout -k 5 "$INSTALL_TIMEOUT" \
+  CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0} CARGO_TARGET_DIR=$RMCP_TARGET timeout -k 5 "$INSTALL_TIMEOUT" \
     cargo build --locked --quiet --manifest-path "$INTEROP/rmcp/Cargo.toml" >&2 &&
     [[ -x "$RMCP_BIN" ]]
 }
