@@ -37,7 +37,7 @@ VENV_SIZES="75 MB and 140 MB"
 # The scratch trees test-all.sh removes after their step (TINY_MCP_KEEP_SCRATCH=1 keeps them).
 SCRATCH_DIRS="tests/otel/target ${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}
     ${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target} target/msrv target/min-versions
-    target/debian target/static-check fuzz/target"
+    target/debian target/static-check fuzz/target target/platforms tests/interop/wasi/node_modules"
 
 # "installed", or what is missing of the Debian packages $@ (names, or a
 # count when there are many); "unknown" without dpkg.
@@ -93,7 +93,9 @@ footprint_notice() {
     echo "  the conformance suites (and Node 22 when node is older) into target/conformance, target/conformance-next"
     echo "virtualenvs (python3 -m venv, pip install -r requirements.txt): $VENV_DIRS: $VENV_SIZES"
     echo "  the mcp sdist (pip download) into ${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}"
-    echo "rustup, when missing: the nightly toolchain (minimal profile; min-versions, fuzz), the x86_64-unknown-linux-musl target (static-binary)"
+    echo "rustup, when missing: the nightly toolchain (minimal profile; min-versions, fuzz), the x86_64-unknown-linux-musl target (static-binary),"
+    echo "  wasm32-wasip1 and wasm32-wasip2 (interop-wasi), x86_64-pc-windows-msvc, x86_64-pc-windows-gnu, aarch64-apple-darwin,"
+    echo "  aarch64-unknown-linux-gnu (platforms): the standard library of each, 96-152 MB each"
     echo "cargo install --locked cargo-fuzz into ~/.cargo/bin, when missing; caches in ~/.cargo/registry, ~/.npm, ~/.cache/pip"
     echo "builds: target/ (CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-unset}); scratch trees removed after their step$(
         [ "${TINY_MCP_KEEP_SCRATCH:-0}" = 1 ] && echo " (not now: TINY_MCP_KEEP_SCRATCH=1)"):"
