@@ -100,7 +100,8 @@ struct Inline<R> {
     sink: Arc<dyn Sink>,
     output: Arc<Output>,
     reader: RefCell<R>,
-    /// Requests read while a handler ran, in order.
+    /// Requests read while a handler ran, in order; each is in the
+    /// session's in-flight table, so at most `max_in_flight` wait.
     queue: RefCell<VecDeque<Job>>,
     max_line: usize,
     grace: Duration,
@@ -197,7 +198,14 @@ impl<R: BufRead> Inline<R> {
         let read = read_line(&mut *self.reader.borrow_mut(), &mut line, self.max_line);
         match read {
             Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, |job| {
-                self.queue.borrow_mut().push_back(job)
+                if job.is_quick() {
+                    // Runs here, as on the threaded path: it cannot wait
+                    // for the client, and it is not in the in-flight
+                    // table, which bounds the queue (`max_in_flight`).
+                    job.run();
+                } else {
+                    self.queue.borrow_mut().push_back(job);
+                }
             }),
             Ok(Line::TooLong) => too_long(&self.sink, self.max_line),
             Ok(Line::End) => self.ended.set(Some(Instant::now())),

@@ -348,3 +348,56 @@ fn a_stdin_that_would_block_is_read_again() {
     let n = stdin.read(&mut buf).expect("read after WouldBlock");
     assert_eq!(&buf[..n], b"{}\n");
 }
+
+// Limits (README "Limits", max_in_flight): what a client sends while a
+// handler waits is bounded. Calls past max_in_flight get -32603 at once;
+// a quick tool's call runs at once (it is not in the in-flight table, so
+// it never queues); the queued calls run after the waiting one, in order.
+#[test]
+fn calls_read_during_a_wait_are_bounded_by_the_in_flight_limit() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let server = Server::builder("inline", "1")
+        .max_workers(0)
+        .max_in_flight(3)
+        .tool(
+            Tool::without_arguments("ask"),
+            |ctx: &RequestContext, _: JsonObject| {
+                let form = ElicitRequestFormParams::new("Name?", json!({"type": "object"}));
+                ctx.elicit(form)?;
+                Ok(CallToolResult::text("asked"))
+            },
+        )
+        .tool(Tool::without_arguments("mark"), {
+            let marks = Arc::clone(&marks);
+            move |_: &RequestContext, _: JsonObject| {
+                marks.fetch_add(1, Ordering::SeqCst);
+                Ok(CallToolResult::text("marked"))
+            }
+        })
+        .quick_tool(
+            Tool::without_arguments("now"),
+            |_: &RequestContext, _: JsonObject| Ok(CallToolResult::text("now")),
+        )
+        .build();
+    let peer = Peer::start(&server);
+    peer.call(2, "ask");
+    let question = peer.next();
+    for id in 10..20 {
+        peer.call(id, "mark");
+    }
+    peer.call(30, "now");
+    // ask holds one slot, 10 and 11 the other two: 12 to 19 are refused.
+    for id in 12..20 {
+        let refused = peer.next();
+        assert_eq!(refused["id"], id, "{}", refused);
+        assert_eq!(refused["error"]["code"], -32603, "{}", refused);
+    }
+    assert_eq!(peer.next()["id"], 30, "the quick call ran during the wait");
+    peer.send(json!({"jsonrpc": "2.0", "id": question["id"],
+                     "result": {"action": "accept", "content": {}}}));
+    for id in [2, 10, 11] {
+        assert_eq!(peer.next()["id"], id);
+    }
+    assert_eq!(marks.load(Ordering::SeqCst), 2);
+    assert!(peer.end().is_ok());
+}
