@@ -44,6 +44,8 @@ pub(crate) type RequestHook = Box<dyn Fn(&RequestOutcome) + Send + Sync>;
 pub(crate) struct Config {
     pub(crate) page_size: usize,
     pub(crate) max_line_bytes: usize,
+    /// Bytes of requests queued behind a waiting single-threaded handler.
+    pub(crate) max_queued_bytes: usize,
     pub(crate) client_request_timeout: Duration,
     pub(crate) max_in_flight: usize,
     pub(crate) max_workers: usize,
@@ -70,6 +72,7 @@ impl Default for Config {
         Config {
             page_size: 100,
             max_line_bytes: 4 * 1024 * 1024,
+            max_queued_bytes: 64 * 1024 * 1024,
             client_request_timeout: Duration::from_secs(60),
             max_in_flight: 1024,
             max_workers: if crate::server::waiting::NO_THREADS {

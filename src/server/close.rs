@@ -89,7 +89,10 @@ impl Server {
     /// [`serve_io`](Self::serve_io) does the same once its reader returns
     /// (at once when the close comes while it handles a line; else with
     /// its next line or end of input: it cannot interrupt a blocked read,
-    /// and on a server closed already that first line is not answered); an
+    /// and on a server closed already that first line is not answered);
+    /// served single-threaded (DESIGN.md §31), `serve_stdio` behaves as
+    /// `serve_io` does: it returns with the next line, unanswered, or at
+    /// end of input, and a handler running then finishes first; an
     /// [`HttpServer`](crate::HttpServer)
     /// stops accepting, and its [`join`](crate::HttpServer::join) returns
     /// after the clean-up of [`shutdown`](crate::HttpServer::shutdown).

@@ -145,6 +145,24 @@ impl Job {
 }
 
 impl Job {
+    /// Answers the request with `error` without running its handler: a
+    /// transport's bound refused it (DESIGN.md §31).
+    pub(crate) fn refuse(self, error: ErrorObject) {
+        let ticket = Ticket {
+            flag: &self.flag,
+            tracked: self.tracked,
+            tool: 0,
+        };
+        finish(
+            &self.session,
+            self.request,
+            ticket,
+            &self.sink,
+            self.arrival,
+            Err(error),
+        );
+    }
+
     /// Runs the handler and writes the response, unless a cancel won.
     pub(crate) fn run(self) {
         let Job {

@@ -25,9 +25,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Most bytes of requests (their lines as read) that may wait behind a
+    /// handler that waits for its client when stdio is served
+    /// single-threaded (DESIGN.md §31: WASI, or `max_workers(0)`); past
+    /// it a request that would queue is answered `-32603` "too many
+    /// requests queued" at once. One request always fits. Defaults to
+    /// 64 MiB: on wasm32 all memory is 4 GiB, and `max_in_flight` times
+    /// `max_message_bytes` would be all of it.
+    pub fn max_queued_bytes(mut self, n: usize) -> Self {
+        self.config.max_queued_bytes = n;
+        self
+    }
+
     /// How long `create_message`, `elicit` and `list_roots` wait for the
     /// client. Defaults to 60 s. On timeout the request is cancelled with
-    /// `notifications/cancelled` (LC-6).
+    /// `notifications/cancelled` (LC-6). Served single-threaded
+    /// (DESIGN.md §31), the time is checked between the messages the wait
+    /// reads: a client that sends nothing holds the wait until it does.
     pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
         self.config.client_request_timeout = timeout;
         self

@@ -44,6 +44,12 @@ impl RequestContext {
     /// (2026-07-28), `tasks/cancel`, the session's end, the server's
     /// shutdown. A `duration` of zero only checks the flag.
     ///
+    /// Served single-threaded (WASI, or
+    /// [`max_workers(0)`](crate::ServerBuilder::max_workers); DESIGN.md
+    /// §31), nothing reads the input while the handler sleeps: a
+    /// `notifications/cancelled` sent meanwhile is read after the
+    /// handler returns, and the sleep lasts its `duration`.
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled) with the

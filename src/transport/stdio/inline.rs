@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use super::{handle_line, too_long, StdoutSink};
 use crate::error::Error;
+use crate::jsonrpc::ErrorObject;
 use crate::lines::{read_line, Line};
 use crate::server::session::{Closing, Session};
 use crate::server::waiting::{InputPump, Pumping};
@@ -100,9 +101,12 @@ struct Inline<R> {
     sink: Arc<dyn Sink>,
     output: Arc<Output>,
     reader: RefCell<R>,
-    /// Requests read while a handler ran, in order; each is in the
-    /// session's in-flight table, so at most `max_in_flight` wait.
-    queue: RefCell<VecDeque<Job>>,
+    /// Requests read while a handler ran, in order, with their sizes;
+    /// each is in the session's in-flight table, so at most
+    /// `max_in_flight` wait, and at most `max_queued` bytes of them.
+    queue: RefCell<VecDeque<(Job, usize)>>,
+    queued_bytes: Cell<usize>,
+    max_queued: usize,
     max_line: usize,
     grace: Duration,
     /// Set when the server is closed: read no further.
@@ -124,6 +128,8 @@ impl<R: BufRead> Inline<R> {
             output,
             reader: RefCell::new(reader),
             queue: RefCell::new(VecDeque::new()),
+            queued_bytes: Cell::new(0),
+            max_queued: config.max_queued_bytes,
             max_line: config.max_line_bytes,
             grace: config.end_of_input_grace,
             stopped: Arc::new(AtomicBool::new(false)),
@@ -179,7 +185,10 @@ impl<R: BufRead> Inline<R> {
             // Not borrowed while it runs: its handler may read on.
             let job = self.queue.borrow_mut().pop_front();
             match job {
-                Some(job) => job.run(),
+                Some((job, size)) => {
+                    self.queued_bytes.set(self.queued_bytes.get() - size);
+                    job.run();
+                }
                 None => return,
             }
         }
@@ -196,16 +205,14 @@ impl<R: BufRead> Inline<R> {
         }
         let mut line = Vec::new();
         let read = read_line(&mut *self.reader.borrow_mut(), &mut line, self.max_line);
+        if self.stopped.load(Ordering::SeqCst) {
+            // Closed (by another thread) while the read blocked: the line
+            // is not acted on, as on the threaded path.
+            return false;
+        }
         match read {
             Ok(Line::Complete) => handle_line(&line, &self.session, &self.sink, |job| {
-                if job.is_quick() {
-                    // Runs here, as on the threaded path: it cannot wait
-                    // for the client, and it is not in the in-flight
-                    // table, which bounds the queue (`max_in_flight`).
-                    job.run();
-                } else {
-                    self.queue.borrow_mut().push_back(job);
-                }
+                self.schedule(job, line.len())
             }),
             Ok(Line::TooLong) => too_long(&self.sink, self.max_line),
             Ok(Line::End) => self.ended.set(Some(Instant::now())),
@@ -215,6 +222,34 @@ impl<R: BufRead> Inline<R> {
             }
         }
         self.ended.get().is_none()
+    }
+}
+
+impl<R> Inline<R> {
+    /// Queues a request whose handler must run, unless the queue's bytes
+    /// are spent; a quick tool's call runs at once, as on the threaded
+    /// path: it cannot wait for the client, and it is not in the
+    /// in-flight table, which bounds the queue's length.
+    fn schedule(&self, job: Job, size: usize) {
+        if job.is_quick() {
+            return job.run();
+        }
+        let queued = self.queued_bytes.get();
+        let mut queue = self.queue.borrow_mut();
+        if !queue.is_empty() && queued + size > self.max_queued {
+            drop(queue);
+            log::warn!(
+                "refused a request: {} bytes of requests already queued",
+                queued
+            );
+            let message = format!(
+                "too many requests queued: {} bytes wait behind a running handler (the limit is {})",
+                queued, self.max_queued
+            );
+            return job.refuse(ErrorObject::internal(message));
+        }
+        self.queued_bytes.set(queued + size);
+        queue.push_back((job, size));
     }
 }
 

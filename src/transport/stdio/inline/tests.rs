@@ -401,3 +401,74 @@ fn calls_read_during_a_wait_are_bounded_by_the_in_flight_limit() {
     assert_eq!(marks.load(Ordering::SeqCst), 2);
     assert!(peer.end().is_ok());
 }
+
+// Limits (max_queued_bytes): the requests waiting behind a handler that
+// waits for its client are bounded in bytes too (on wasm32 all memory is
+// 4 GiB): past the budget a request is answered -32603 at once, the
+// first one always fits, and the queued ones run after the wait.
+#[test]
+fn requests_queued_during_a_wait_are_bounded_in_bytes() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let server = Server::builder("inline", "1")
+        .max_workers(0)
+        .max_queued_bytes(300)
+        .tool(
+            Tool::without_arguments("ask"),
+            |ctx: &RequestContext, _: JsonObject| {
+                ctx.elicit(ElicitRequestFormParams::new(
+                    "Name?",
+                    json!({"type": "object"}),
+                ))?;
+                Ok(CallToolResult::text("asked"))
+            },
+        )
+        .tool(Tool::new("mark", json!({"type": "object"})), {
+            let marks = Arc::clone(&marks);
+            move |_: &RequestContext, _: JsonObject| {
+                marks.fetch_add(1, Ordering::SeqCst);
+                Ok(CallToolResult::text("marked"))
+            }
+        })
+        .build();
+    let peer = Peer::start(&server);
+    peer.call(2, "ask");
+    let question = peer.next();
+    // Each line is 133 bytes: two fit in 300, the third does not.
+    let padding = "x".repeat(40);
+    for id in 10..13 {
+        peer.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "mark", "arguments": {"p": padding}}}));
+    }
+    let refused = peer.next();
+    assert_eq!(refused["id"], 12, "{}", refused);
+    assert_eq!(refused["error"]["code"], -32603, "{}", refused);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("too many requests queued"), "{}", message);
+    peer.send(json!({"jsonrpc": "2.0", "id": question["id"],
+                     "result": {"action": "accept", "content": {}}}));
+    for id in [2, 10, 11] {
+        assert_eq!(peer.next()["id"], id);
+    }
+    // Served in turn again: the queue's bytes were given back.
+    peer.call(13, "mark");
+    assert_eq!(peer.next()["id"], 13);
+    assert_eq!(marks.load(Ordering::SeqCst), 3);
+    assert!(peer.end().is_ok());
+}
+
+// Server::close from another thread while the read blocks: serving ends
+// at the next line (one thread cannot cut a read), and that line is not
+// acted on, as on the threaded path.
+#[test]
+fn a_close_while_the_read_blocks_leaves_the_next_line_unanswered() {
+    let marks = Arc::new(AtomicUsize::new(0));
+    let server = server(&marks);
+    let peer = Peer::start(&server);
+    server.close();
+    peer.call(2, "mark");
+    let output = peer.output.clone();
+    assert!(peer.end().is_ok());
+    let after: Vec<Value> = output.try_iter().collect();
+    assert!(after.is_empty(), "answered after the close: {:?}", after);
+    assert_eq!(marks.load(Ordering::SeqCst), 0);
+}
