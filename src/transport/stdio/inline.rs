@@ -10,9 +10,10 @@
 //! request, 2025-11-25; a task's `tasks/update`, 2026-07-28) reads on
 //! through this connection's [`InputPump`]: what it reads is dispatched
 //! at once when it answers inline, and requests that run handlers queue
-//! until the running one returns. A cancel reaches the queued ones (they
-//! never run and are not answered); a running handler sees its flag only
-//! when it next reads the input or returns. Spec: basic/transports
+//! until the running one returns (at most `max_in_flight` of them, and
+//! `max_queued_bytes` of their lines). A cancel reaches the queued ones
+//! (they never run and are not answered); a running handler's cancel is
+//! read only while it waits for its client. Spec: basic/transports
 //! "stdio", basic/utilities/cancellation (2025-11-25).
 
 use std::cell::{Cell, RefCell};
