@@ -5,19 +5,13 @@
 //! MSRV) other platforms count stdin as not a terminal. No dependencies:
 //! it only asks `$RUSTC --version`.
 
-use std::env;
-use std::process::Command;
+#[path = "../build/rustc_minor.rs"]
+mod rustc_minor;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let minor = Command::new(rustc)
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|output| String::from_utf8(output.stdout).ok())
-        .and_then(|version| minor_version(&version));
-    let minor = match minor {
+    println!("cargo:rerun-if-changed=../build/rustc_minor.rs");
+    let minor = match rustc_minor::rustc_minor() {
         Some(minor) => minor,
         None => return,
     };
@@ -28,15 +22,4 @@ fn main() {
     if minor >= 70 {
         println!("cargo:rustc-cfg=mcp_is_terminal");
     }
-}
-
-/// The `70` of `rustc 1.70.0 (90c541806 2023-05-31)`; `None` for a major
-/// version other than 1.
-fn minor_version(version: &str) -> Option<u32> {
-    let number = version.split_whitespace().nth(1)?;
-    let mut parts = number.split('.');
-    if parts.next()? != "1" {
-        return None;
-    }
-    parts.next()?.parse().ok()
 }

@@ -24,11 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{handle_line, too_long, StdoutSink};
+use super::{close_session, handle_line, too_long, StdoutSink};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::lines::{read_line, Line};
-use crate::server::session::{Closing, Session};
+use crate::server::session::Session;
 use crate::server::waiting::{InputPump, Pumping};
 use crate::server::{Job, Server, Sink};
 use crate::transport::output::Output;
@@ -109,6 +109,9 @@ struct Inline<R> {
     queued_bytes: Cell<usize>,
     max_queued: usize,
     max_line: usize,
+    /// The line buffer, kept between reads (never read re-entrantly: a
+    /// handler that pumps runs only after the read that queued it).
+    line: RefCell<Vec<u8>>,
     grace: Duration,
     /// Set when the server is closed: read no further.
     stopped: Arc<AtomicBool>,
@@ -132,6 +135,7 @@ impl<R: BufRead> Inline<R> {
             queued_bytes: Cell::new(0),
             max_queued: config.max_queued_bytes,
             max_line: config.max_line_bytes,
+            line: RefCell::new(Vec::with_capacity(4096)),
             grace: config.end_of_input_grace,
             stopped: Arc::new(AtomicBool::new(false)),
             ended: Cell::new(None),
@@ -152,17 +156,17 @@ impl<R: BufRead> Inline<R> {
         self.run_queued();
         server.inner.forget_closer(key);
         let closed = self.stopped.load(Ordering::SeqCst);
+        log::info!(
+            "{}",
+            if closed {
+                "the server was closed"
+            } else {
+                "stdin closed"
+            }
+        );
         // Queued requests not started (a close, or past the grace) are
         // cancelled with the session: no answer, as on the threaded path.
-        if closed {
-            log::info!("the server was closed");
-            self.session
-                .close("the server was closed", Closing::ServerEnds);
-        } else {
-            log::info!("stdin closed");
-            self.session
-                .close("the client closed the connection", Closing::ClientLeft);
-        }
+        close_session(&self.session, closed);
         self.queue.borrow_mut().clear();
         let written = self.output.finish().map_err(Error::from);
         match self.failure.borrow_mut().take() {
@@ -204,7 +208,7 @@ impl<R: BufRead> Inline<R> {
         {
             return false;
         }
-        let mut line = Vec::new();
+        let mut line = self.line.take();
         let read = read_line(&mut *self.reader.borrow_mut(), &mut line, self.max_line);
         if self.stopped.load(Ordering::SeqCst) {
             // Closed (by another thread) while the read blocked: the line
@@ -222,6 +226,7 @@ impl<R: BufRead> Inline<R> {
                 *self.failure.borrow_mut() = Some(e);
             }
         }
+        *self.line.borrow_mut() = line;
         self.ended.get().is_none()
     }
 }

@@ -256,6 +256,13 @@ fn end_of_input(session: &Session, closed: bool, grace: Duration) {
             grace
         );
     }
+    close_session(session, closed);
+}
+
+/// Closes the session once reading ended, by the server's close or the
+/// input's end: what still runs or waits is cancelled (flag set, calls to
+/// the client failed, no answer).
+fn close_session(session: &Session, closed: bool) {
     if closed {
         session.close("the server was closed", Closing::ServerEnds);
     } else {
@@ -330,8 +337,9 @@ mod tests {
 
     const WAIT: Duration = Duration::from_secs(10);
 
-    /// Input that blocks, as an open stdin does, until its sender goes.
-    struct OpenInput(Receiver<Vec<u8>>, Vec<u8>);
+    /// Input that blocks, as an open stdin does, until its sender goes
+    /// (also the single-threaded tests' input, `inline/tests.rs`).
+    pub(super) struct OpenInput(pub(super) Receiver<Vec<u8>>, pub(super) Vec<u8>);
 
     /// `OpenInput` that says when the reading thread lets go of it.
     struct Watched(OpenInput, crossbeam_channel::Sender<()>);

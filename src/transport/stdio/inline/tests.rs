@@ -11,6 +11,7 @@ use std::time::Duration;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use serde_json::{json, Value};
 
+use super::super::tests::OpenInput;
 use super::{serve_pumped, serve_unpumped};
 use crate::{
     CallToolResult, ElicitAction, ElicitRequestFormParams, Error, JsonObject, RequestContext,
@@ -18,21 +19,6 @@ use crate::{
 };
 
 const WAIT: Duration = Duration::from_secs(10);
-
-/// Input that blocks, as an open stdin does, until its sender goes.
-struct Input(Receiver<Vec<u8>>, Vec<u8>);
-
-impl Read for Input {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.1.is_empty() {
-            self.1 = self.0.recv().unwrap_or_default();
-        }
-        let n = buf.len().min(self.1.len());
-        buf[..n].copy_from_slice(&self.1[..n]);
-        self.1.drain(..n);
-        Ok(n)
-    }
-}
 
 /// Output that hands each written line to the test.
 struct Lines(Sender<Value>, Vec<u8>);
@@ -79,7 +65,7 @@ impl Peer {
         let (done, served) = unbounded();
         let server = server.clone();
         thread::spawn(move || {
-            let reader = BufReader::new(Input(lines, Vec::new()));
+            let reader = BufReader::new(OpenInput(lines, Vec::new()));
             let _ = done.send(serve_pumped(&server, reader, Lines(written, Vec::new())));
         });
         Peer {
