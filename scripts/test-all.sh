@@ -145,8 +145,8 @@ scratch tests/otel/target
 # Feature `redis` (Rust 1.88): clippy, and `RedisChangeBus` against Debian's
 # redis-server started by the tests themselves (installed here when
 # missing; the tests fail, not skip, without it).
-step redis env APT_REDIS="$APT_REDIS" bash -c \
-    'command -v redis-server >/dev/null || { if [ "$(id -u)" = 0 ]; then s=; else s=sudo; fi; $s env DEBIAN_FRONTEND=noninteractive apt-get install -y $APT_REDIS >&2; } ; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis && cargo test --features redis --bench redis && cargo test --features redis --doc -- Redis'
+step redis bash -c \
+    '. scripts/check/lib/footprint.sh; command -v redis-server >/dev/null || apt_install $APT_REDIS; cargo clippy --all-targets --features redis -- -D warnings && cargo test --features redis --test tests redis && cargo test --features redis --bench redis && cargo test --features redis --doc -- Redis'
 step doctest cargo test --doc
 step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 step code-size python3 scripts/check/code-size.py

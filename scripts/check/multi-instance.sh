@@ -81,10 +81,8 @@ ensure_packages() {
   command -v redis-cli >/dev/null || missing+=(redis-tools)
   [[ ${#missing[@]} -gt 0 ]] || return 0
   echo "$TAG: installing ${missing[*]} (apt-get install -y $APT_NGINX $APT_REDIS)" >&2
-  local sudo=()
-  [[ "$(id -u)" == 0 ]] || sudo=(sudo)
   # shellcheck disable=SC2086
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y $APT_NGINX $APT_REDIS >&2
+  apt_install $APT_NGINX $APT_REDIS
 }
 ensure_packages
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)

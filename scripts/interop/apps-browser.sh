@@ -31,12 +31,9 @@ esac
 # shellcheck source=../check/lib/footprint.sh
 source "$ROOT/scripts/check/lib/footprint.sh"
 if [[ ! -x /usr/bin/chromium ]]; then
-  SUDO=
-  [[ "$(id -u)" != 0 ]] && SUDO=sudo
   echo "apps-browser: installing chromium (apt-get)" >&2
-  export DEBIAN_FRONTEND=noninteractive
   # shellcheck disable=SC2086
-  $SUDO apt-get install -y $APT_BROWSER >&2 || { $SUDO apt-get update >&2 && $SUDO apt-get install -y $APT_BROWSER >&2; }
+  apt_install $APT_BROWSER
 fi
 command -v node >/dev/null || { echo "apps-browser: node is not installed" >&2; exit 1; }
 command -v npm >/dev/null || { echo "apps-browser: npm is not installed" >&2; exit 1; }

@@ -5,7 +5,7 @@
 # interop/apps-browser.sh, check/msrv-check.sh, check/debian-crates-check.sh),
 # and test-all.sh prints footprint_notice before its first step and
 # footprint_report before its last line. Sourced; it defines variables and
-# functions and does nothing else.
+# functions and does nothing else. `apt_install` is the one way they install.
 #
 # Sizes: Debian 12 (bookworm, amd64) on 2026-12-07, `apt-get -s install`
 # on a machine without the packages, summing apt-cache's Installed-Size;
@@ -38,6 +38,17 @@ VENV_SIZES="75 MB and 140 MB"
 SCRATCH_DIRS="tests/otel/target ${INTEROP_PY_SDIST:-/tmp/tiny-mcp-mcp-sdist}
     ${INTEROP_RMCP_TARGET:-/tmp/tiny-mcp-interop-rmcp-target} target/msrv target/min-versions
     target/debian target/static-check fuzz/target target/platforms tests/interop/wasi/node_modules"
+
+# apt-get install -y $@ (sudo when not root), and once more after
+# apt-get update when that fails (a fresh machine's package lists may be
+# stale or empty). Its output goes to stderr.
+apt_install() {
+    local sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >&2 \
+        || { "${sudo[@]}" apt-get update >&2 \
+            && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" >&2; }
+}
 
 # "installed", or what is missing of the Debian packages $@ (names, or a
 # count when there are many); "unknown" without dpkg.
