@@ -8,16 +8,20 @@
 //! build's environment leaves the cfg out on any compiler, to test the
 //! Rust 1.63 way with a newer one.
 
-#[path = "build/rustc_minor.rs"]
-mod rustc_minor;
-
 use std::env;
+use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=build/rustc_minor.rs");
     println!("cargo:rerun-if-env-changed=TINY_MCP_NO_PROCESS_GROUP");
-    let minor = match rustc_minor::rustc_minor() {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let minor = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|version| minor_version(&version));
+    let minor = match minor {
         Some(minor) => minor,
         None => return,
     };
@@ -29,4 +33,15 @@ fn main() {
     if minor >= 64 && !refused {
         println!("cargo:rustc-cfg=tiny_mcp_process_group");
     }
+}
+
+/// The `63` of `rustc 1.63.0 (4b91a6ea7 2022-08-08)`; `None` for a major
+/// version other than 1.
+fn minor_version(version: &str) -> Option<u32> {
+    let number = version.split_whitespace().nth(1)?;
+    let mut parts = number.split('.');
+    if parts.next()? != "1" {
+        return None;
+    }
+    parts.next()?.parse().ok()
 }

@@ -3,15 +3,23 @@
 //! stdin is a terminal (to answer elicitation requests there). On Linux
 //! `mcp` reads `/proc/self/fd/0` on any compiler, and with Rust 1.63 (the
 //! MSRV) other platforms count stdin as not a terminal. No dependencies:
-//! it only asks `$RUSTC --version`.
+//! it only asks `$RUSTC --version`. Its version probe is the one of the
+//! library's `build.rs`, written again: each package is built from its
+//! own tarball, so a file shared through `#[path]` would be left out.
 
-#[path = "../build/rustc_minor.rs"]
-mod rustc_minor;
+use std::env;
+use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../build/rustc_minor.rs");
-    let minor = match rustc_minor::rustc_minor() {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let minor = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|version| minor_version(&version));
+    let minor = match minor {
         Some(minor) => minor,
         None => return,
     };
@@ -22,4 +30,15 @@ fn main() {
     if minor >= 70 {
         println!("cargo:rustc-cfg=mcp_is_terminal");
     }
+}
+
+/// The `70` of `rustc 1.70.0 (90c541806 2023-05-31)`; `None` for a major
+/// version other than 1.
+fn minor_version(version: &str) -> Option<u32> {
+    let number = version.split_whitespace().nth(1)?;
+    let mut parts = number.split('.');
+    if parts.next()? != "1" {
+        return None;
+    }
+    parts.next()?.parse().ok()
 }

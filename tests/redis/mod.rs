@@ -33,7 +33,7 @@ fn instance(redis: &RedisServer) -> Server {
     instance_on(bus(redis))
 }
 
-fn instance_on_any(bus: impl ChangeBus) -> Server {
+fn instance_on(bus: impl ChangeBus) -> Server {
     Server::builder("redis-tests", "1")
         .offer_tools()
         .offer_prompts()
@@ -57,14 +57,6 @@ impl ChangeBus for Shared {
     fn dropped(&self) -> u64 {
         ChangeBus::dropped(&*self.0)
     }
-}
-
-fn instance_on_shared(bus: Arc<RedisChangeBus>) -> Server {
-    instance_on_any(Shared(bus))
-}
-
-fn instance_on(bus: RedisChangeBus) -> Server {
-    instance_on_any(bus)
 }
 
 /// The methods of the notifications `client` receives until one of
@@ -164,7 +156,7 @@ fn method_names(messages: Vec<Message>) -> Vec<String> {
 fn changes_made_while_redis_is_down_reach_the_other_instance_after_it() {
     let mut redis = RedisServer::start(&[]);
     let a_bus = Arc::new(bus(&redis));
-    let a = instance_on_shared(Arc::clone(&a_bus));
+    let a = instance_on(Shared(Arc::clone(&a_bus)));
     let slow = Duration::from_millis(400);
     let b = instance_on(bus(&redis).reconnect_backoff(slow, slow));
     redis.await_readers(2);

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{close_session, handle_line, too_long, StdoutSink};
+use super::{close_session, ended_by, handle_line, too_long, StdoutSink};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::lines::{read_line, Line};
@@ -156,14 +156,7 @@ impl<R: BufRead> Inline<R> {
         self.run_queued();
         server.inner.forget_closer(key);
         let closed = self.stopped.load(Ordering::SeqCst);
-        log::info!(
-            "{}",
-            if closed {
-                "the server was closed"
-            } else {
-                "stdin closed"
-            }
-        );
+        log::info!("{}", ended_by(closed));
         // Queued requests not started (a close, or past the grace) are
         // cancelled with the session: no answer, as on the threaded path.
         close_session(&self.session, closed);

@@ -234,11 +234,7 @@ impl Connection {
 /// calls to the client failed, no answer).
 fn end_of_input(session: &Session, closed: bool, grace: Duration) {
     let running = session.in_flight_count();
-    let what = if closed {
-        "the server was closed"
-    } else {
-        "stdin closed"
-    };
+    let what = ended_by(closed);
     if running == 0 {
         log::info!("{}", what);
     } else {
@@ -257,6 +253,15 @@ fn end_of_input(session: &Session, closed: bool, grace: Duration) {
         );
     }
     close_session(session, closed);
+}
+
+/// What ended the reading, for the log: the server's close or stdin's end.
+fn ended_by(closed: bool) -> &'static str {
+    if closed {
+        "the server was closed"
+    } else {
+        "stdin closed"
+    }
 }
 
 /// Closes the session once reading ended, by the server's close or the
